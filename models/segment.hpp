@@ -1,0 +1,64 @@
+#pragma once
+/// What travels through the fabric: segments of transfers, each carrying its
+/// route, and the interfaces modules speak through their ports.
+
+#include <cstdint>
+#include <systemc>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace fabsim::models {
+
+using core::Bytes;
+using core::TimePs;
+
+/// A path through the fabric as data: the output port to take at each device
+/// along the way, starting with the source GPU's port.
+struct Route {
+  std::vector<std::uint16_t> out_ports;
+};
+
+class CreditReturn;
+
+/// A piece of a transfer. Models forward it hop by hop using its route.
+struct Segment {
+  std::uint64_t transfer_id = 0;
+  std::uint32_t segments_in_transfer = 1;  ///< the destination completes the transfer after this many
+  Bytes wire_bytes = 0;                    ///< bytes serialised on each link (payload + protocol overhead)
+  const Route* route = nullptr;            ///< observer; the fabric's route table owns routes
+  std::uint16_t hop = 0;                   ///< index into route->out_ports of the next output to take
+  TimePs tail_time = 0;                    ///< when the segment's last byte reaches its current position
+  CreditReturn* credit_holder = nullptr;   ///< link to credit when this segment leaves its current buffer
+  Bytes credit_bytes = 0;                  ///< how many credits the current buffer holds for it
+};
+
+/// Receives segments from a link. Switches receive at head arrival (cut-through);
+/// endpoints at tail arrival (they consume whole segments).
+class SegmentSink : public virtual sc_core::sc_interface {
+ public:
+  virtual void receive(Segment&& segment) = 0;
+  /// True when the sink wants delivery at tail arrival rather than head arrival.
+  virtual bool consumes_at_tail() const = 0;
+  /// Bytes of input buffer behind each port, the credits a link starts with; 0 = unlimited.
+  virtual Bytes input_buffer_bytes() const = 0;
+};
+
+/// Accepts segments for transmission on one link direction.
+class LinkTransmitter : public virtual sc_core::sc_interface {
+ public:
+  /// Queues `segment`; it starts serialising no earlier than `earliest_start`
+  /// and finishes no earlier than `earliest_end` (its tail must have arrived,
+  /// for cut-through forwarding).
+  virtual void transmit(Segment&& segment, TimePs earliest_start, TimePs earliest_end) = 0;
+};
+
+/// Credits flowing back to the link that feeds a buffer.
+class CreditReturn : public virtual sc_core::sc_interface {
+ public:
+  /// `bytes` of the downstream buffer become free at `freed_at` (at the buffer;
+  /// the link adds the time the credit takes to travel back).
+  virtual void return_credits(Bytes bytes, TimePs freed_at) = 0;
+};
+
+}  // namespace fabsim::models

@@ -1,0 +1,163 @@
+#include "sim/cli/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "sim/cli/simulation_request.hpp"
+#include "sim/core/error.hpp"
+#include "topologies/topology_spec.hpp"
+#include "traces/collectives/tuner.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+struct NcclTestFlags {
+  std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
+                                    channels = "auto", format = "table", segment_size = "512K";
+  double factor = 2.0;
+  int gpus = 0;
+  bool links = false;
+};
+
+core::Bytes size_flag(const std::string& flag, const std::string& value, core::Diagnostics& diag) {
+  const auto v = core::parse_size_flag(value);
+  if (!v) diag.error(flag, fmt::format("'{}' is not a size (expected bytes with an optional K, M or G suffix)", value));
+  return v.value_or(0);
+}
+
+SimulationRequest request_from_flags(const NcclTestFlags& f) {
+  core::Diagnostics diag("command line");
+  SimulationRequest r;
+  r.origin = "command line";
+  r.topology_path = f.topology;
+  r.catalogue_path = f.hardware;
+  if (auto op = traces::parse_collective(f.op)) {
+    r.test.op = *op;
+  } else {
+    diag.error("--op", fmt::format("unknown collective '{}' (expected one of: {})", f.op, traces::collective_names()));
+  }
+  r.test.min_bytes = size_flag("-b", f.min_bytes, diag);
+  r.test.max_bytes = size_flag("-e", f.max_bytes, diag);
+  r.test.factor = f.factor;
+  r.test.gpus = f.gpus;
+  std::string algo;
+  for (char c : f.algo) algo += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  r.test.algorithm = algo == "auto" ? "ring" : algo;
+  if (f.proto != "auto" && f.proto != "AUTO") {
+    if (auto p = traces::parse_protocol(f.proto)) {
+      r.test.protocol = p;
+    } else {
+      diag.error("--proto", fmt::format("unknown protocol '{}' (expected LL, LL128, Simple or auto)", f.proto));
+    }
+  }
+  if (f.channels != "auto") {
+    const auto c = core::parse_size_flag(f.channels);
+    if (!c || *c < 1 || *c > 64) {
+      diag.error("--channels", fmt::format("'{}' is not a channel count (expected 1..64 or auto)", f.channels));
+    } else {
+      r.test.channels = static_cast<int>(*c);
+    }
+  }
+  if (auto fmt_ = report::parse_output_format(f.format)) {
+    r.format = *fmt_;
+  } else {
+    diag.error("--format", fmt::format("unknown format '{}' (expected table, json or csv)", f.format));
+  }
+  r.segment_size = size_flag("--segment-size", f.segment_size, diag);
+  if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
+  r.links = f.links;
+  diag.throw_if_any();
+  return r;
+}
+
+void register_nccl_test(CLI::App& app, CommandSet& commands) {
+  auto flags = std::make_shared<NcclTestFlags>();
+  auto* cmd = app.add_subcommand("nccl-test", "Sweep a collective over sizes like nccl-tests' *_perf binaries");
+  cmd->add_option("--topology,-t", flags->topology, "Topology JSON file")->required();
+  cmd->add_option("--hardware", flags->hardware, "Hardware catalogue (default: the topology's, else configs/hardware/catalogue.json)");
+  cmd->add_option("--op", flags->op, "all_reduce, all_gather or reduce_scatter")->capture_default_str();
+  cmd->add_option("-b,--minbytes", flags->min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", flags->max_bytes, "Largest size (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", flags->factor, "Size multiplier between rows")->capture_default_str();
+  cmd->add_option("-g,--ngpus", flags->gpus, "Use the first N GPUs of the topology (default: all)");
+  cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring or auto")->capture_default_str();
+  cmd->add_option("--proto", flags->proto, "NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
+  cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
+  cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
+  cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
+  cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
+  cmd->callback([flags, &commands] {
+    commands.action = [flags] {
+      execute(request_from_flags(*flags), std::cout, std::cerr);
+      return 0;
+    };
+  });
+}
+
+void register_run(CLI::App& app, CommandSet& commands) {
+  auto path = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>();
+  auto links = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("run", "Run a scenario file (topology + workload + parameters + output)");
+  cmd->add_option("scenario", *path, "Scenario JSON file")->required();
+  cmd->add_option("--format", *format, "Override the scenario's output format: table, json or csv");
+  cmd->add_flag("--links", *links, "Report link usage even if the scenario does not ask for it");
+  cmd->callback([path, format, links, &commands] {
+    commands.action = [path, format, links] {
+      SimulationRequest request = load_scenario(*path);
+      if (!format->empty()) {
+        const auto f = report::parse_output_format(*format);
+        if (!f) throw core::ConfigError("command line", "--format", fmt::format("unknown format '{}' (expected table, json or csv)", *format));
+        request.format = *f;
+      }
+      request.links = request.links || *links;
+      execute(request, std::cout, std::cerr);
+      return 0;
+    };
+  });
+}
+
+void register_describe(CLI::App& app, CommandSet& commands) {
+  auto model = std::make_shared<std::string>();
+  auto hardware = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("describe", "Print a hardware model's parameters and where each value comes from");
+  cmd->add_option("model", *model, "Model name (omit to list all)");
+  cmd->add_option("--hardware", *hardware, "Hardware catalogue (default: configs/hardware/catalogue.json)");
+  cmd->callback([model, hardware, &commands] {
+    commands.action = [model, hardware] {
+      const auto catalogue = topo::load_hardware_catalogue(hardware->empty() ? topo::default_catalogue_path() : *hardware);
+      auto print = [&](const std::string& kind, const std::string& name, const std::string& description,
+                       const std::vector<topo::ParamSource>& sources) {
+        if (!model->empty() && *model != name) return false;
+        fmt::print("{} {}: {}\n", kind, name, description);
+        for (const auto& s : sources) fmt::print("  {:<32} {:<12} {}\n", s.name, s.value, s.source);
+        return true;
+      };
+      bool found = false;
+      for (const auto& [n, m] : catalogue.gpus) found |= print("gpu", n, m.description, m.sources);
+      for (const auto& [n, m] : catalogue.switches) found |= print("switch", n, m.description, m.sources);
+      for (const auto& [n, m] : catalogue.links) found |= print("link", n, m.description, m.sources);
+      if (!found) {
+        std::string names;
+        for (const auto& [n, m] : catalogue.gpus) names += (names.empty() ? "" : ", ") + n;
+        for (const auto& [n, m] : catalogue.switches) names += ", " + n;
+        for (const auto& [n, m] : catalogue.links) names += ", " + n;
+        throw core::ConfigError(catalogue.file, "", fmt::format("no model named '{}' (models: {})", *model, names));
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace
+
+void register_commands(CLI::App& app, CommandSet& commands) {
+  register_nccl_test(app, commands);
+  register_run(app, commands);
+  register_describe(app, commands);
+}
+
+}  // namespace fabsim::cli

@@ -1,0 +1,128 @@
+#include "sim/cli/simulation_request.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <filesystem>
+#include <ostream>
+
+#include "sim/core/json_reader.hpp"
+#include "sim/core/kernel.hpp"
+#include "traces/collectives/tuner.hpp"
+
+namespace fabsim::cli {
+
+void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  core::configure_kernel();
+  const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path);
+  traces::validate_nccl_test(request.test, spec, request.origin);
+  topo::Fabric fabric(spec, {request.segment_size});
+  const traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test);
+  const auto links = fabric.link_usage(result.simulated);
+
+  report::RunDescription run;
+  run.topology_file = request.topology_path;
+  run.topology_name = spec.name;
+  run.op = traces::collective_name(request.test.op);
+  run.gpus = request.test.gpus == 0 ? fabric.gpu_count() : request.test.gpus;
+  run.segment_size = request.segment_size;
+  run.kernel_events = result.timer_events;
+  for (const auto& l : links) run.kernel_events += l.segments;
+  const auto* link_report = request.links ? &links : nullptr;
+
+  switch (request.format) {
+    case report::OutputFormat::kTable: report::write_table(out, run, result, link_report); break;
+    case report::OutputFormat::kCsv: report::write_csv(out, result); break;
+    case report::OutputFormat::kJson: out << report::to_json(run, result, link_report).dump(1) << '\n'; break;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  fmt::print(err, "fabsim: {} rows, {} simulated, {} kernel events, {:.3f} s wall, {:.2f} M events/s\n",
+             result.rows.size(), core::format_time(result.simulated), run.kernel_events, wall,
+             wall > 0 ? static_cast<double>(run.kernel_events) / wall / 1e6 : 0.0);
+}
+
+namespace {
+
+std::string relative_to(const std::string& file, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
+}
+
+}  // namespace
+
+SimulationRequest load_scenario(const std::string& path) {
+  using core::JsonObject;
+  using core::QuantityKind;
+  using nlohmann::json;
+  const json doc = core::read_json_file(path);
+  core::Diagnostics diag(path);
+  JsonObject root(doc, "", diag);
+  SimulationRequest request;
+  request.origin = path;
+  if (const auto format = root.string("format"); format && *format != "fabsim-scenario/1")
+    diag.error("/format", fmt::format("unsupported format '{}' (expected \"fabsim-scenario/1\")", *format));
+  root.string("name", false);
+  root.string("description", false);
+  if (const auto topology = root.string("topology")) request.topology_path = relative_to(path, *topology);
+  if (const auto hardware = root.string("hardware", false)) request.catalogue_path = relative_to(path, *hardware);
+
+  if (const json* w = root.child("workload", json::value_t::object)) {
+    JsonObject o(*w, "/workload", diag);
+    if (const auto kind = o.string("kind"); kind && *kind != "nccl-test")
+      diag.error("/workload/kind", fmt::format("unknown workload kind '{}' (expected \"nccl-test\")", *kind));
+    if (const auto op = o.string("op")) {
+      if (auto parsed = traces::parse_collective(*op)) {
+        request.test.op = *parsed;
+      } else {
+        diag.error("/workload/op", fmt::format("unknown collective '{}' (expected one of: {})", *op, traces::collective_names()));
+      }
+    }
+    if (const auto b = o.quantity("min_bytes", QuantityKind::kBytes)) request.test.min_bytes = static_cast<core::Bytes>(*b);
+    if (const auto e = o.quantity("max_bytes", QuantityKind::kBytes)) request.test.max_bytes = static_cast<core::Bytes>(*e);
+    request.test.factor = o.number("factor", false).value_or(2.0);
+    request.test.gpus = static_cast<int>(o.integer("gpus", false, 1).value_or(0));
+    if (const auto algo = o.string("algo", false)) request.test.algorithm = *algo == "auto" ? "ring" : *algo;
+    if (const auto proto = o.string("proto", false); proto && *proto != "auto") {
+      if (auto p = traces::parse_protocol(*proto)) {
+        request.test.protocol = p;
+      } else {
+        diag.error("/workload/proto", fmt::format("unknown protocol '{}' (expected LL, LL128, Simple or auto)", *proto));
+      }
+    }
+    const json* channels = o.has("channels") ? &(*w)["channels"] : nullptr;
+    if (channels != nullptr && channels->is_string()) {
+      if (o.string("channels") != "auto") diag.error("/workload/channels", "expected an integer or \"auto\"");
+    } else if (channels != nullptr) {
+      request.test.channels = static_cast<int>(o.integer("channels", true, 1).value_or(1));
+    }
+    o.reject_unknown_keys();
+  }
+  if (const json* p = root.child("parameters", json::value_t::object, false)) {
+    JsonObject o(*p, "/parameters", diag);
+    if (const auto s = o.quantity("segment_size", QuantityKind::kBytes, false)) {
+      request.segment_size = static_cast<core::Bytes>(*s);
+      if (request.segment_size == 0) diag.error("/parameters/segment_size", "expected a segment size > 0");
+    }
+    o.reject_unknown_keys();
+  }
+  if (const json* p = root.child("output", json::value_t::object, false)) {
+    JsonObject o(*p, "/output", diag);
+    if (const auto f = o.string("format", false)) {
+      if (auto parsed = report::parse_output_format(*f)) {
+        request.format = *parsed;
+      } else {
+        diag.error("/output/format", fmt::format("unknown format '{}' (expected table, json or csv)", *f));
+      }
+    }
+    request.links = o.boolean("links", false).value_or(false);
+    o.reject_unknown_keys();
+  }
+  root.reject_unknown_keys();
+  diag.throw_if_any();
+  return request;
+}
+
+}  // namespace fabsim::cli

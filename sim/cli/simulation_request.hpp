@@ -1,0 +1,31 @@
+#pragma once
+/// What one `fabsim run` or `fabsim nccl-test` invocation asks for, however
+/// it was written (scenario file or flags), and the code that carries it out.
+
+#include <iosfwd>
+#include <string>
+
+#include "sim/report/nccl_report.hpp"
+#include "traces/nccl_test_runner.hpp"
+
+namespace fabsim::cli {
+
+struct SimulationRequest {
+  std::string origin;            ///< the scenario file, or "command line"
+  std::string topology_path;
+  std::string catalogue_path;    ///< empty = the topology's own or the default
+  traces::NcclTestConfig test;
+  core::Bytes segment_size = 512 * 1024;
+  report::OutputFormat format = report::OutputFormat::kTable;
+  bool links = false;
+};
+
+/// Loads the topology, elaborates the fabric, runs the sweep and writes the
+/// report to `out`; wall time goes to `err`. Throws core::ConfigError or
+/// core::SimulationError.
+void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err);
+
+/// Reads a scenario file (format fabsim-scenario/1) into a request.
+SimulationRequest load_scenario(const std::string& path);
+
+}  // namespace fabsim::cli

@@ -1,0 +1,55 @@
+#pragma once
+/// Reading JSON inputs with locations: every accessor reports problems to a
+/// Diagnostics with the JSON path, and unknown keys are reported rather than
+/// silently ignored.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+
+namespace fabsim::core {
+
+/// Reads and parses a JSON file; a missing file or a syntax error becomes a
+/// ConfigError naming the file (and the byte offset of the syntax error).
+nlohmann::json read_json_file(const std::string& path);
+
+/// A view of one JSON object at a known path. Accessors return nullopt (after
+/// recording a diagnostic when the key is required or malformed).
+class JsonObject {
+ public:
+  /// `json` must outlive this view.
+  JsonObject(const nlohmann::json& json, std::string path, Diagnostics& diagnostics);
+
+  bool is_object() const { return json_.is_object(); }
+  bool has(std::string_view key) const;
+  std::string path_of(std::string_view key) const;
+  const std::string& path() const { return path_; }
+  Diagnostics& diagnostics() const { return diagnostics_; }
+
+  std::optional<std::string> string(std::string_view key, bool required = true);
+  std::optional<double> number(std::string_view key, bool required = true);
+  std::optional<std::int64_t> integer(std::string_view key, bool required = true, std::int64_t min = 0);
+  std::optional<bool> boolean(std::string_view key, bool required = true);
+  /// A string with a unit of the given kind, e.g. "25 GB/s".
+  std::optional<double> quantity(std::string_view key, QuantityKind kind, bool required = true);
+  /// A nested object or array; marks the key as known.
+  const nlohmann::json* child(std::string_view key, nlohmann::json::value_t type, bool required = true);
+
+  /// Records every key that no accessor asked for, listing the known ones.
+  void reject_unknown_keys();
+
+ private:
+  const nlohmann::json* fetch(std::string_view key, bool required, std::string_view expected);
+
+  const nlohmann::json& json_;
+  std::string path_;
+  Diagnostics& diagnostics_;
+  std::set<std::string, std::less<>> known_;
+};
+
+}  // namespace fabsim::core

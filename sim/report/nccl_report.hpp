@@ -1,0 +1,35 @@
+#pragma once
+/// Writers for nccl-test results: the nccl-tests table, JSON and CSV. All
+/// three carry the same figures; none carries wall-clock time, so the same
+/// inputs give byte-identical output.
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "topologies/fabric.hpp"
+#include "traces/nccl_test_runner.hpp"
+
+namespace fabsim::report {
+
+enum class OutputFormat { kTable, kJson, kCsv };
+std::optional<OutputFormat> parse_output_format(std::string_view name);
+
+/// What the report describes, for headers and the JSON meta block.
+struct RunDescription {
+  std::string topology_file;
+  std::string topology_name;
+  std::string op;
+  int gpus = 0;
+  core::Bytes segment_size = 0;
+  std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
+};
+
+void write_table(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result,
+                 const std::vector<topo::LinkUsage>* links);
+void write_csv(std::ostream& out, const traces::NcclTestResult& result);
+nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& result,
+                       const std::vector<topo::LinkUsage>* links);
+
+}  // namespace fabsim::report

@@ -1,0 +1,135 @@
+#include "topologies/fabric.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/error.hpp"
+#include "sim/core/kernel.hpp"
+
+namespace fabsim::topo {
+
+namespace {
+std::string module_name(std::string_view text) {
+  std::string out;
+  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+}  // namespace
+
+Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), options_(options), graph_(spec) {
+  if (options_.segment_size == 0) throw core::ConfigError("<options>", "/segment_size", "expected a segment size > 0");
+  std::vector<sc_core::sc_vector<sc_core::sc_port<models::LinkTransmitter>>*> out_ports(spec.devices.size(), nullptr);
+  std::vector<sc_core::sc_export<models::SegmentSink>*> in_exports(spec.devices.size(), nullptr);
+  for (std::size_t d = 0; d < spec.devices.size(); ++d) {
+    const auto& dev = spec.devices[d];
+    const std::size_t ports = graph_.ports(static_cast<int>(d)).size();
+    if (dev.kind == DeviceKind::kGpu) {
+      gpus_.push_back(std::make_unique<models::GpuEndpoint>(module_name(dev.name).c_str(), ports, *this));
+      out_ports[d] = &gpus_.back()->out;
+      in_exports[d] = &gpus_.back()->in;
+    } else {
+      const auto& model = spec.catalogue.switches.at(dev.model);
+      models::SwitchParams params{model.ports, model.traversal_latency, model.input_buffer};
+      switches_.push_back(std::make_unique<models::CrossbarSwitch>(module_name(dev.name).c_str(), params, ports));
+      out_ports[d] = &switches_.back()->out;
+      in_exports[d] = &switches_.back()->in;
+    }
+  }
+  links_.resize(spec.links.size() * 2);
+  for (std::size_t l = 0; l < spec.links.size(); ++l) {
+    const auto& link = spec.links[l];
+    const models::LinkParams params{link.raw_bandwidth(), link.efficiency, link.latency};
+    for (bool reverse : {false, true}) {
+      const int from = reverse ? link.b : link.a;
+      const int to = reverse ? link.a : link.b;
+      const LinkDirectionRef ref{static_cast<int>(l), reverse};
+      auto name = module_name(fmt::format("link{}_{}_to_{}", l, spec.devices[from].name, spec.devices[to].name));
+      auto dir = std::make_unique<models::LinkDirection>(name.c_str(), params);
+      const auto& from_ports = graph_.ports(from);
+      const auto port = std::find_if(from_ports.begin(), from_ports.end(),
+                                     [&](const LinkDirectionRef& p) { return p.id() == ref.id(); }) - from_ports.begin();
+      (*out_ports[from])[port].bind(dir->tx);
+      dir->out.bind(*in_exports[to]);
+      links_[ref.id()] = std::move(dir);
+    }
+  }
+}
+
+Fabric::~Fabric() = default;
+
+void Fabric::send(const models::TransferRequest& request) {
+  const TimePs now = core::now_ps();
+  const auto& paths = graph_.paths(request.source, request.destination);
+  double total_weight = 0;
+  for (const auto& p : paths) total_weight += p.bottleneck.bytes_per_second;
+
+  // Stripe over the equal-cost paths in proportion to their bandwidth, as the
+  // hardware spreads packets over every NVLink and switch plane.
+  struct Share {
+    const FabricPath* path;
+    Bytes bytes;
+    std::uint32_t segments;
+  };
+  std::vector<Share> shares;
+  shares.reserve(paths.size());
+  Bytes assigned = 0;
+  std::uint32_t segment_count = 0;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    Bytes bytes = i + 1 == paths.size()
+                      ? request.wire_bytes - assigned
+                      : static_cast<Bytes>(std::floor(static_cast<double>(request.wire_bytes) *
+                                                      paths[i].bottleneck.bytes_per_second / total_weight));
+    assigned += bytes;
+    if (bytes == 0) continue;
+    const auto segments = static_cast<std::uint32_t>((bytes + options_.segment_size - 1) / options_.segment_size);
+    shares.push_back({&paths[i], bytes, segments});
+    segment_count += segments;
+  }
+  if (shares.empty()) {  // a zero-byte transfer still synchronises sender and receiver
+    shares.push_back({&paths.front(), 0, 1});
+    segment_count = 1;
+  }
+  for (const auto& share : shares) {
+    Bytes left = share.bytes;
+    for (std::uint32_t s = 0; s < share.segments; ++s) {
+      const Bytes piece = left / (share.segments - s);
+      left -= piece;
+      models::Segment segment;
+      segment.transfer_id = request.id;
+      segment.segments_in_transfer = segment_count;
+      segment.wire_bytes = piece;
+      segment.route = &share.path->route;
+      gpus_[request.source]->inject(std::move(segment), now);
+      ++segments_injected_;
+    }
+  }
+}
+
+void Fabric::on_transfer_delivered(std::uint64_t transfer_id, TimePs at) {
+  if (completion_ == nullptr) throw core::SimulationError("a transfer completed with no executor listening");
+  completion_->on_transfer_complete(transfer_id, at);
+}
+
+std::vector<LinkUsage> Fabric::link_usage(TimePs elapsed) const {
+  std::vector<LinkUsage> out;
+  for (std::size_t l = 0; l < spec_.links.size(); ++l) {
+    for (bool reverse : {false, true}) {
+      const auto& link = spec_.links[l];
+      const auto& dir = *links_[LinkDirectionRef{static_cast<int>(l), reverse}.id()];
+      LinkUsage u;
+      u.name = fmt::format("{}->{}", spec_.devices[reverse ? link.b : link.a].name, spec_.devices[reverse ? link.a : link.b].name);
+      u.bytes = dir.stats().bytes;
+      u.busy = dir.stats().busy;
+      u.utilisation = elapsed > 0 ? static_cast<double>(u.busy) / static_cast<double>(elapsed) : 0.0;
+      u.effective_bandwidth = dir.effective_bandwidth();
+      u.peak_buffer = dir.peak_buffer_use();
+      u.segments = dir.stats().segments;
+      out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+}  // namespace fabsim::topo

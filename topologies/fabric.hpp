@@ -1,0 +1,61 @@
+#pragma once
+/// The elaborated fabric: one SystemC module per GPU, switch and link
+/// direction, bound through ports, plus the route table. It is the
+/// segment-level implementation of models::Transport.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/gpu/gpu_endpoint.hpp"
+#include "models/link/link_direction.hpp"
+#include "models/switch/crossbar_switch.hpp"
+#include "models/transport.hpp"
+#include "topologies/fabric_graph.hpp"
+
+namespace fabsim::topo {
+
+struct FabricOptions {
+  /// Largest segment a transfer is cut into on each path (the fidelity knob).
+  Bytes segment_size = 512 * 1024;
+};
+
+/// Traffic figures of one link direction over a run.
+struct LinkUsage {
+  std::string name;  ///< "gpu0->nvswitch0"
+  Bytes bytes = 0;
+  TimePs busy = 0;
+  double utilisation = 0.0;  ///< busy / elapsed
+  Bandwidth effective_bandwidth;
+  Bytes peak_buffer = 0;     ///< peak downstream buffer use (switch inputs)
+  std::uint64_t segments = 0;  ///< segments delivered (one kernel event each)
+};
+
+class Fabric : public models::Transport, public models::DeliveryListener {
+ public:
+  /// Elaborates every module; call before sc_start. The spec must outlive the fabric.
+  Fabric(const TopologySpec& spec, FabricOptions options);
+  ~Fabric() override;
+
+  void send(const models::TransferRequest& request) override;
+  void set_completion(models::TransferCompletion* completion) override { completion_ = completion; }
+  void on_transfer_delivered(std::uint64_t transfer_id, TimePs at) override;
+
+  const TopologySpec& spec() const { return spec_; }
+  const FabricGraph& graph() const { return graph_; }
+  int gpu_count() const { return static_cast<int>(spec_.gpus.size()); }
+  std::uint64_t segments_injected() const { return segments_injected_; }
+  std::vector<LinkUsage> link_usage(TimePs elapsed) const;
+
+ private:
+  const TopologySpec& spec_;
+  FabricOptions options_;
+  FabricGraph graph_;
+  std::vector<std::unique_ptr<models::GpuEndpoint>> gpus_;        // by GPU rank
+  std::vector<std::unique_ptr<models::CrossbarSwitch>> switches_;
+  std::vector<std::unique_ptr<models::LinkDirection>> links_;     // by LinkDirectionRef::id()
+  models::TransferCompletion* completion_ = nullptr;
+  std::uint64_t segments_injected_ = 0;
+};
+
+}  // namespace fabsim::topo

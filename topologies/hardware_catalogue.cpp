@@ -1,0 +1,190 @@
+#include "topologies/hardware_catalogue.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/json_reader.hpp"
+
+#ifndef FABSIM_SOURCE_DIR
+#define FABSIM_SOURCE_DIR "."
+#endif
+
+namespace fabsim::topo {
+
+using core::Diagnostics;
+using core::JsonObject;
+using core::QuantityKind;
+using nlohmann::json;
+
+std::string protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::kLL: return "LL";
+    case Protocol::kLL128: return "LL128";
+    case Protocol::kSimple: return "Simple";
+  }
+  return "?";
+}
+
+std::string default_catalogue_path() { return std::string(FABSIM_SOURCE_DIR) + "/configs/hardware/catalogue.json"; }
+
+namespace {
+
+/// Reads `{"value": ..., "source": "..."}` at parent[key]: every catalogue
+/// number must say where it comes from.
+class ParamReader {
+ public:
+  ParamReader(JsonObject& parent, std::vector<ParamSource>& sources) : parent_(parent), sources_(sources) {}
+
+  std::optional<double> quantity(std::string_view key, QuantityKind kind, bool required = true) {
+    auto entry = open(key, required);
+    if (!entry) return std::nullopt;
+    auto v = entry->quantity("value", kind);
+    finish(key, *entry);
+    return v;
+  }
+  std::optional<double> number(std::string_view key, bool required = true) {
+    auto entry = open(key, required);
+    if (!entry) return std::nullopt;
+    auto v = entry->number("value");
+    finish(key, *entry);
+    return v;
+  }
+  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min = 1) {
+    auto entry = open(key, true);
+    if (!entry) return std::nullopt;
+    auto v = entry->integer("value", true, min);
+    finish(key, *entry);
+    return v;
+  }
+
+ private:
+  std::optional<JsonObject> open(std::string_view key, bool required) {
+    const json* j = parent_.child(key, json::value_t::object, required);
+    if (!j) return std::nullopt;
+    current_ = j;
+    return JsonObject(*j, parent_.path_of(key), parent_.diagnostics());
+  }
+  void finish(std::string_view key, JsonObject& entry) {
+    const auto source = entry.string("source");
+    if (source && source->empty()) entry.diagnostics().error(entry.path_of("source"), "expected a non-empty source");
+    entry.reject_unknown_keys();
+    const json& v = (*current_)["value"];
+    sources_.push_back({std::string(key), v.is_string() ? v.get<std::string>() : v.dump(), source.value_or("")});
+  }
+
+  JsonObject& parent_;
+  std::vector<ParamSource>& sources_;
+  const json* current_ = nullptr;
+};
+
+TimePs to_ps(std::optional<double> v) { return v ? static_cast<TimePs>(*v + 0.5) : 0; }
+
+LinkModel read_link(const std::string& name, JsonObject& o) {
+  LinkModel m;
+  m.name = name;
+  m.description = o.string("description").value_or("");
+  ParamReader p(o, m.sources);
+  m.lane_bandwidth = {p.quantity("bandwidth", QuantityKind::kBandwidth).value_or(0)};
+  m.efficiency = p.number("efficiency").value_or(1.0);
+  m.latency = to_ps(p.quantity("latency", QuantityKind::kTime));
+  if (m.efficiency <= 0 || m.efficiency > 1)
+    o.diagnostics().error(o.path_of("efficiency"), fmt::format("expected an efficiency in (0, 1], found {}", m.efficiency));
+  if (o.has("bandwidth") && m.lane_bandwidth.bytes_per_second <= 0)
+    o.diagnostics().error(o.path_of("bandwidth"), "expected a bandwidth > 0");
+  o.reject_unknown_keys();
+  return m;
+}
+
+SwitchModel read_switch(const std::string& name, JsonObject& o) {
+  SwitchModel m;
+  m.name = name;
+  m.description = o.string("description").value_or("");
+  ParamReader p(o, m.sources);
+  m.ports = static_cast<int>(p.integer("ports").value_or(0));
+  m.traversal_latency = to_ps(p.quantity("traversal_latency", QuantityKind::kTime));
+  m.input_buffer = static_cast<Bytes>(p.quantity("input_buffer", QuantityKind::kBytes).value_or(0));
+  o.reject_unknown_keys();
+  return m;
+}
+
+ProtocolParams read_protocol(JsonObject& o, std::vector<ParamSource>& sources) {
+  ProtocolParams m;
+  ParamReader p(o, sources);
+  m.payload_efficiency = p.number("payload_efficiency").value_or(1.0);
+  m.step_latency = to_ps(p.quantity("step_latency", QuantityKind::kTime));
+  m.slot_bytes = static_cast<Bytes>(p.quantity("slot_bytes", QuantityKind::kBytes).value_or(1));
+  m.slots = static_cast<int>(p.integer("slots").value_or(8));
+  m.chunk_slots = static_cast<int>(p.integer("chunk_slots").value_or(1));
+  m.slice_slots = static_cast<int>(p.integer("slice_slots").value_or(1));
+  m.threads = static_cast<int>(p.integer("threads").value_or(512));
+  m.channel_threshold = static_cast<Bytes>(p.quantity("channel_threshold", QuantityKind::kBytes).value_or(64));
+  if (o.has("channel_cap"))
+    m.channel_cap = Bandwidth{p.quantity("channel_cap", QuantityKind::kBandwidth).value_or(0)};
+  m.tuner_base_latency = to_ps(p.quantity("tuner_base_latency", QuantityKind::kTime));
+  m.tuner_hop_latency = to_ps(p.quantity("tuner_hop_latency", QuantityKind::kTime));
+  if (m.payload_efficiency <= 0 || m.payload_efficiency > 1)
+    o.diagnostics().error(o.path_of("payload_efficiency"), "expected a value in (0, 1]");
+  if (m.slice_slots > m.chunk_slots || m.chunk_slots > m.slots)
+    o.diagnostics().error(o.path(), "expected slice_slots <= chunk_slots <= slots");
+  o.reject_unknown_keys();
+  return m;
+}
+
+GpuModel read_gpu(const std::string& name, JsonObject& o) {
+  GpuModel m;
+  m.name = name;
+  m.description = o.string("description").value_or("");
+  ParamReader p(o, m.sources);
+  m.link_ports = static_cast<int>(p.integer("link_ports").value_or(0));
+  m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
+  m.ring_channels = static_cast<int>(p.integer("ring_channels").value_or(1));
+  m.tuner_ring_bus_bandwidth = {p.quantity("tuner_ring_bus_bandwidth", QuantityKind::kBandwidth).value_or(1)};
+  m.tuner_ll_max_bandwidth = {p.quantity("tuner_ll_max_bandwidth", QuantityKind::kBandwidth).value_or(1)};
+  m.tuner_ll128_channel_max = {p.quantity("tuner_ll128_channel_max", QuantityKind::kBandwidth).value_or(1)};
+  if (const json* protos = o.child("protocols", json::value_t::object)) {
+    JsonObject po(*protos, o.path_of("protocols"), o.diagnostics());
+    for (Protocol proto : kAllProtocols) {
+      std::string key = protocol_name(proto);
+      for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (const json* pj = po.child(key, json::value_t::object)) {
+        JsonObject pjo(*pj, po.path_of(key), o.diagnostics());
+        std::vector<ParamSource> proto_sources;
+        m.protocols[proto] = read_protocol(pjo, proto_sources);
+        for (auto& s : proto_sources) m.sources.push_back({key + "." + s.name, s.value, s.source});
+      }
+    }
+    po.reject_unknown_keys();
+  }
+  o.reject_unknown_keys();
+  return m;
+}
+
+template <typename Model, typename Reader>
+void read_section(JsonObject& root, std::string_view key, std::map<std::string, Model>& into, Reader reader) {
+  const json* section = root.child(key, json::value_t::object);
+  if (!section) return;
+  for (const auto& [name, body] : section->items()) {
+    JsonObject o(body, root.path_of(key) + "/" + name, root.diagnostics());
+    if (o.is_object()) into.emplace(name, reader(name, o));
+  }
+}
+
+}  // namespace
+
+HardwareCatalogue load_hardware_catalogue(const std::string& path) {
+  const json doc = core::read_json_file(path);
+  Diagnostics diagnostics(path);
+  JsonObject root(doc, "", diagnostics);
+  HardwareCatalogue catalogue;
+  catalogue.file = path;
+  if (const auto format = root.string("format"); format && *format != "fabsim-hardware/1")
+    diagnostics.error("/format", fmt::format("unsupported format '{}' (expected \"fabsim-hardware/1\")", *format));
+  root.string("description", false);
+  read_section(root, "links", catalogue.links, read_link);
+  read_section(root, "switches", catalogue.switches, read_switch);
+  read_section(root, "gpus", catalogue.gpus, read_gpu);
+  root.reject_unknown_keys();
+  diagnostics.throw_if_any();
+  return catalogue;
+}
+
+}  // namespace fabsim::topo

@@ -1,0 +1,90 @@
+#pragma once
+/// The hardware catalogue: named models of GPUs, switches and links, each
+/// parameter with the source of its value (configs/hardware/catalogue.json).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace fabsim::topo {
+
+using core::Bandwidth;
+using core::Bytes;
+using core::TimePs;
+
+/// Where one parameter's value comes from, for `fabsim describe` and the README.
+struct ParamSource {
+  std::string name;
+  std::string value;   ///< as written in the catalogue
+  std::string source;  ///< datasheet, measurement or calibration
+};
+
+struct LinkModel {
+  std::string name;
+  std::string description;
+  Bandwidth lane_bandwidth;  ///< one link, one direction, line rate
+  double efficiency = 1.0;   ///< payload share of the line rate
+  TimePs latency = 0;
+  std::vector<ParamSource> sources;
+};
+
+struct SwitchModel {
+  std::string name;
+  std::string description;
+  int ports = 0;
+  TimePs traversal_latency = 0;
+  Bytes input_buffer = 0;
+  std::vector<ParamSource> sources;
+};
+
+/// The NCCL protocols, by their NCCL names.
+enum class Protocol { kLL, kLL128, kSimple };
+inline constexpr Protocol kAllProtocols[] = {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
+std::string protocol_name(Protocol p);
+
+/// How one NCCL protocol moves data on this GPU (NCCL's device code).
+struct ProtocolParams {
+  double payload_efficiency = 1.0;  ///< payload bytes / wire bytes
+  TimePs step_latency = 0;          ///< flag/fence synchronisation per pipeline step
+  Bytes slot_bytes = 0;             ///< payload per FIFO step (NCCL_STEPS slots per connection)
+  int slots = 8;                    ///< NCCL_STEPS
+  int chunk_slots = 1;              ///< ring chunk = chunk_slots steps
+  int slice_slots = 1;              ///< a slice (unit of forwarding) = slice_slots steps
+  int threads = 512;                ///< threads per channel, for the per-call channel count
+  Bytes channel_threshold = 64;     ///< bytes per thread below which NCCL drops a channel
+  std::optional<Bandwidth> channel_cap;  ///< per-channel (one SM) throughput limit
+  // NCCL tuner inputs (tuning.cc), used only to choose the protocol.
+  TimePs tuner_base_latency = 0;
+  TimePs tuner_hop_latency = 0;
+};
+
+struct GpuModel {
+  std::string name;
+  std::string description;
+  int link_ports = 0;
+  TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives
+  int ring_channels = 1;       ///< NCCL's ring channel count on this platform
+  Bandwidth tuner_ring_bus_bandwidth;    ///< NCCL's graph busBw for rings (nChannels x per-channel bw)
+  Bandwidth tuner_ll_max_bandwidth;      ///< llMaxBw
+  Bandwidth tuner_ll128_channel_max;     ///< perChMaxRingLL128Bw
+  std::map<Protocol, ProtocolParams> protocols;
+  std::vector<ParamSource> sources;
+};
+
+struct HardwareCatalogue {
+  std::string file;
+  std::map<std::string, LinkModel> links;
+  std::map<std::string, SwitchModel> switches;
+  std::map<std::string, GpuModel> gpus;
+};
+
+/// Loads and validates a catalogue; throws core::ConfigError with every problem.
+HardwareCatalogue load_hardware_catalogue(const std::string& path);
+
+/// The catalogue shipped in configs/hardware/ (path fixed at build time).
+std::string default_catalogue_path();
+
+}  // namespace fabsim::topo

@@ -1,0 +1,49 @@
+#pragma once
+/// A collective as data: the point-to-point transfers every rank performs on
+/// every channel, with the dependencies NCCL's device code imposes. Planners
+/// produce it without a network, so tests can check it directly.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace fabsim::traces {
+
+inline constexpr std::int32_t kNoTransfer = -1;
+
+/// One slice moved from one rank to its peer on one channel.
+struct PlannedTransfer {
+  std::int32_t channel = 0;
+  std::int32_t source = 0;       ///< rank (index into the communicator)
+  std::int32_t destination = 0;  ///< rank
+  core::Bytes payload = 0;
+  /// The transfer whose data this one forwards: it must have been received
+  /// (and its step synchronised) at `source` first.
+  std::int32_t after_received = kNoTransfer;
+  /// The transfer whose FIFO slot this one reuses at `destination`: that slot
+  /// must have been released first (NCCL_STEPS flow control).
+  std::int32_t after_released = kNoTransfer;
+  /// The previous transfer the same rank issues on the same channel: one SM
+  /// runs a channel's primitives in order.
+  std::int32_t after_issued = kNoTransfer;
+  /// The transfer whose completion frees this one's slot at `destination`
+  /// (the forwarding send); kNoTransfer when receipt itself frees it.
+  std::int32_t released_by = kNoTransfer;
+};
+
+/// The whole schedule of one collective call.
+struct CollectivePlan {
+  std::string algorithm;  ///< "Ring"
+  std::string protocol;   ///< "LL", "LL128", "Simple"
+  int ranks = 0;
+  int channels = 0;
+  double payload_efficiency = 1.0;  ///< wire bytes = payload / efficiency
+  std::vector<PlannedTransfer> transfers;
+
+  /// Sum of payload bytes each rank sends, by rank.
+  std::vector<core::Bytes> bytes_sent_by_rank() const;
+};
+
+}  // namespace fabsim::traces

@@ -1,0 +1,60 @@
+#include "traces/collectives/tuner.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+namespace fabsim::traces {
+
+using topo::Protocol;
+
+std::optional<Protocol> parse_protocol(std::string_view name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "ll") return Protocol::kLL;
+  if (lower == "ll128") return Protocol::kLL128;
+  if (lower == "simple") return Protocol::kSimple;
+  return std::nullopt;
+}
+
+double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
+  const auto& p = gpu.protocols.at(protocol);
+  const int n = request.ranks;
+  const int steps = ring_steps(request.op, n);
+  const double latency_us = static_cast<double>(p.tuner_base_latency + steps * p.tuner_hop_latency) / 1e6;
+  double bus_gbps = gpu.tuner_ring_bus_bandwidth.gbytes_per_second();
+  const int channels = request.channels.value_or(gpu.ring_channels);
+  // tuning.cc's per-protocol corrections for rings.
+  if (protocol == Protocol::kLL) bus_gbps = std::min(gpu.tuner_ll_max_bandwidth.gbytes_per_second(), 0.5 * bus_gbps);
+  if (protocol == Protocol::kLL128)
+    bus_gbps = std::min(0.92 * bus_gbps, channels * gpu.tuner_ll128_channel_max.gbytes_per_second());
+  const double alg_gbps = bus_gbps * n / steps;
+  return latency_us + static_cast<double>(request.bytes) / (1000.0 * alg_gbps);
+}
+
+TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request) {
+  TunerChoice choice;
+  if (request.protocol) {
+    choice.protocol = *request.protocol;
+  } else {
+    double best = std::numeric_limits<double>::infinity();
+    for (Protocol p : topo::kAllProtocols) {
+      if (!gpu.protocols.contains(p)) continue;
+      const double t = nccl_ring_model_time_us(gpu, request, p);
+      if (t < best) {
+        best = t;
+        choice.protocol = p;
+      }
+    }
+  }
+  // enqueue.cc: give each channel enough work, dropping channels while
+  // nBytes < nChannels x nThreads x threshold (LL's threshold scales with ranks).
+  const auto& p = gpu.protocols.at(choice.protocol);
+  const core::Bytes threshold = p.channel_threshold * (choice.protocol == Protocol::kLL ? request.ranks : 1);
+  int channels = std::max(1, request.channels.value_or(gpu.ring_channels));
+  while (channels > 1 && request.bytes < static_cast<core::Bytes>(channels) * p.threads * threshold) --channels;
+  choice.channels = channels;
+  return choice;
+}
+
+}  // namespace fabsim::traces

@@ -1,0 +1,36 @@
+#pragma once
+/// Chooses protocol and channel count the way NCCL does for rings: NCCL's own
+/// cost model (graph/tuning.cc) picks the protocol with the smallest predicted
+/// time, and enqueue.cc drops channels for small messages. The simulation then
+/// runs the choice; the tuner's numbers are never reported as results.
+
+#include <optional>
+#include <string>
+
+#include "topologies/hardware_catalogue.hpp"
+#include "traces/collectives/collective.hpp"
+
+namespace fabsim::traces {
+
+struct TunerRequest {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 2;
+  core::Bytes bytes = 0;                    ///< NCCL's nBytes (= the nccl-tests size column)
+  std::optional<topo::Protocol> protocol;   ///< forced, like NCCL_PROTO
+  std::optional<int> channels;              ///< forced communicator channel count, like NCCL_MIN/MAX_NCHANNELS
+};
+
+struct TunerChoice {
+  topo::Protocol protocol = topo::Protocol::kSimple;
+  int channels = 1;
+};
+
+/// NCCL's predicted time (us) of a ring collective with `protocol` (for tests and the choice).
+double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
+
+TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request);
+
+/// Parses NCCL's protocol names case-insensitively ("ll", "LL128", "simple").
+std::optional<topo::Protocol> parse_protocol(std::string_view name);
+
+}  // namespace fabsim::traces

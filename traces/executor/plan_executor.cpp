@@ -1,0 +1,116 @@
+#include "traces/executor/plan_executor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/kernel.hpp"
+
+namespace fabsim::traces {
+
+PlanExecutor::PlanExecutor(models::Transport& transport, core::TimerQueue& timers)
+    : transport_(transport), timers_(timers) {
+  transport_.set_completion(this);
+}
+
+void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::TimePs start,
+                         std::function<void(const ExecutionResult&)> done) {
+  if (outstanding_ != 0) throw core::SimulationError("a collective was started while another was still running");
+  id_base_ += plan_.transfers.size();
+  plan_ = std::move(plan);
+  params_ = std::move(params);
+  start_ = start;
+  done_ = std::move(done);
+  const std::size_t n = plan_.transfers.size();
+  state_.assign(n, {});
+  for (auto* v : {&waits_on_received_, &waits_on_released_, &waits_on_issued_, &releases_}) v->assign(n, {});
+  engine_free_.assign(static_cast<std::size_t>(plan_.ranks) * plan_.channels, start);
+  result_ = {};
+  result_.rank_finish.assign(static_cast<std::size_t>(plan_.ranks), start);
+  result_.transfers = n;
+  outstanding_ = n;
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& t = plan_.transfers[i];
+    const auto id = static_cast<std::int32_t>(i);
+    auto& s = state_[i];
+    if (t.after_received != kNoTransfer) { ++s.unmet; waits_on_received_[t.after_received].push_back(id); }
+    if (t.after_released != kNoTransfer) { ++s.unmet; waits_on_released_[t.after_released].push_back(id); }
+    if (t.after_issued != kNoTransfer) { ++s.unmet; waits_on_issued_[t.after_issued].push_back(id); }
+    if (t.released_by != kNoTransfer) releases_[t.released_by].push_back(id);
+  }
+  if (n == 0) {
+    timers_.schedule(start, [this] {
+      auto done = std::move(done_);
+      done(result_);
+    });
+    return;
+  }
+  // Collect the roots first: issuing one satisfies others, which issue themselves.
+  std::vector<std::int32_t> roots;
+  for (std::size_t i = 0; i < n; ++i)
+    if (state_[i].unmet == 0) roots.push_back(static_cast<std::int32_t>(i));
+  timers_.schedule(start, [this, roots = std::move(roots)] {
+    for (auto id : roots) issue(id);
+  });
+}
+
+void PlanExecutor::satisfy(std::int32_t id) {
+  if (--state_[id].unmet == 0) issue(id);
+}
+
+void PlanExecutor::issue(std::int32_t id) {
+  const auto& t = plan_.transfers[id];
+  const core::TimePs now = core::now_ps();
+  auto& engine = engine_free_[static_cast<std::size_t>(t.source) * plan_.channels + t.channel];
+  const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.payload_efficiency));
+  const core::TimePs at = std::max(now, engine);
+  engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(wire) : 0);
+  auto send = [this, id, wire] {
+    const auto& tr = plan_.transfers[id];
+    transport_.send({id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
+                     params_.gpu_of_rank[tr.destination], tr.payload, wire});
+    for (auto next : waits_on_issued_[id]) satisfy(next);
+  };
+  if (at > now) {
+    timers_.schedule(at, send);
+  } else {
+    send();
+  }
+}
+
+void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
+  const auto local = static_cast<std::int32_t>(id - id_base_);
+  if (id < id_base_ || local >= static_cast<std::int32_t>(state_.size()))
+    throw core::SimulationError(fmt::format("transfer {} completed outside the running plan [{}, {})", id, id_base_, id_base_ + state_.size()));
+  if (state_[local].completed) throw core::SimulationError(fmt::format("transfer {} completed twice", id));
+  state_[local].completed = true;
+  // The receiver sees the data once the step's flag/fence synchronisation is done.
+  timers_.schedule(at + params_.step_latency, [this, local] { on_received(local); });
+  // The forwarded slot at the far end is free once this send has landed.
+  for (auto freed : releases_[local]) release(freed);
+}
+
+void PlanExecutor::on_received(std::int32_t id) {
+  auto& s = state_[id];
+  s.received = true;
+  const auto& t = plan_.transfers[id];
+  const core::TimePs now = core::now_ps();
+  result_.rank_finish[t.destination] = std::max(result_.rank_finish[t.destination], now);
+  result_.rank_finish[t.source] = std::max(result_.rank_finish[t.source], now);
+  if (t.released_by == kNoTransfer) release(id);
+  for (auto next : waits_on_received_[id]) satisfy(next);
+  if (--outstanding_ == 0) {
+    for (auto& f : result_.rank_finish) f -= start_;
+    // `done` may start the next plan, which replaces done_: call a moved-out copy.
+    auto done = std::move(done_);
+    done(result_);
+  }
+}
+
+void PlanExecutor::release(std::int32_t id) {
+  for (auto next : waits_on_released_[id]) satisfy(next);
+}
+
+}  // namespace fabsim::traces

@@ -1,0 +1,66 @@
+#pragma once
+/// Runs a CollectivePlan on a Transport: issues each transfer when its
+/// dependencies are met, charges the protocol's per-step synchronisation
+/// latency on receipt and the channel's injection limit on issue, and reports
+/// when every rank has finished.
+
+#include <functional>
+#include <vector>
+
+#include "models/transport.hpp"
+#include "sim/core/timer_queue.hpp"
+#include "traces/collectives/plan.hpp"
+
+namespace fabsim::traces {
+
+/// How the plan's ranks map onto the fabric and what each step costs.
+struct ExecutionParams {
+  std::vector<int> gpu_of_rank;          ///< global GPU index of each rank
+  core::TimePs step_latency = 0;         ///< flag poll + fence before received data is usable
+  std::optional<core::Bandwidth> channel_cap;  ///< one SM's throughput per channel, if limited
+};
+
+/// Completion times of one collective, per rank, relative to its start.
+struct ExecutionResult {
+  std::vector<core::TimePs> rank_finish;  ///< when each rank's last step completed
+  std::uint64_t transfers = 0;
+};
+
+class PlanExecutor : public models::TransferCompletion {
+ public:
+  /// `transport` and `timers` are observers that must outlive the executor.
+  PlanExecutor(models::Transport& transport, core::TimerQueue& timers);
+
+  /// Starts `plan` at absolute time `start`; `done` runs once every transfer
+  /// has been received. One plan runs at a time.
+  void start(CollectivePlan plan, ExecutionParams params, core::TimePs start,
+             std::function<void(const ExecutionResult&)> done);
+
+  void on_transfer_complete(std::uint64_t id, core::TimePs at) override;
+
+ private:
+  struct State {
+    std::uint8_t unmet = 0;    // dependencies not yet satisfied
+    bool received = false;
+    bool completed = false;
+  };
+  void satisfy(std::int32_t id);
+  void issue(std::int32_t id);
+  void on_received(std::int32_t id);
+  void release(std::int32_t id);
+
+  models::Transport& transport_;
+  core::TimerQueue& timers_;
+  CollectivePlan plan_;
+  ExecutionParams params_;
+  core::TimePs start_ = 0;
+  std::function<void(const ExecutionResult&)> done_;
+  std::vector<State> state_;
+  std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_issued_, releases_;
+  std::vector<core::TimePs> engine_free_;  // per (rank, channel)
+  std::uint64_t id_base_ = 0;              // transfer ids are unique across plans
+  std::size_t outstanding_ = 0;
+  ExecutionResult result_;
+};
+
+}  // namespace fabsim::traces

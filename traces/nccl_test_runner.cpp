@@ -1,0 +1,125 @@
+#include "traces/nccl_test_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "sim/core/error.hpp"
+#include "sim/core/kernel.hpp"
+#include "traces/collectives/ring_planner.hpp"
+#include "traces/collectives/tuner.hpp"
+#include "traces/executor/plan_executor.hpp"
+
+namespace fabsim::traces {
+
+std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config) {
+  std::vector<core::Bytes> sizes;
+  // nccl-tests: for (size = min; size <= max; size = size * factor)
+  for (double size = static_cast<double>(config.min_bytes); size <= static_cast<double>(config.max_bytes);
+       size = std::max(size * config.factor, size + 1)) {
+    sizes.push_back(static_cast<core::Bytes>(size));
+    if (config.factor <= 1.0) break;
+  }
+  return sizes;
+}
+
+void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& spec, const std::string& origin) {
+  core::Diagnostics diag(origin);
+  const int available = static_cast<int>(spec.gpus.size());
+  if (config.gpus < 0 || config.gpus > available)
+    diag.error("/gpus", fmt::format("asked for {} GPUs but {} has {}", config.gpus, spec.file, available));
+  if (config.min_bytes > config.max_bytes)
+    diag.error("/min_bytes", fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
+  if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
+    diag.error("/factor", fmt::format("expected a step factor > 1, found {}", config.factor));
+  if (config.algorithm != "ring" && config.algorithm != "auto")
+    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, auto)", config.algorithm));
+  if (config.channels && (*config.channels < 1 || *config.channels > 64))
+    diag.error("/channels", fmt::format("expected 1..64 channels (NCCL's MAXCHANNELS), found {}", *config.channels));
+  if (!spec.gpus.empty()) {
+    const auto& model = spec.gpu_model(0);
+    if (config.protocol && !model.protocols.contains(*config.protocol))
+      diag.error("/proto", fmt::format("gpu model '{}' has no parameters for protocol {}", model.name,
+                                       topo::protocol_name(*config.protocol)));
+    const int ranks = config.gpus == 0 ? available : config.gpus;
+    for (int r = 1; r < ranks && r < available; ++r)
+      if (spec.devices[spec.gpus[r]].model != model.name)
+        diag.error(spec.devices[spec.gpus[r]].json_path, "mixed GPU models in one communicator are not supported");
+  }
+  diag.throw_if_any();
+}
+
+namespace {
+
+/// Drives the sweep from completion callbacks: each size starts when the
+/// previous one has finished, like nccl-tests' loop over sizes.
+class SweepDriver {
+ public:
+  SweepDriver(topo::Fabric& fabric, const NcclTestConfig& config)
+      : fabric_(fabric), config_(config), timers_("executor_timers"), executor_(fabric, timers_) {
+    ranks_ = config.gpus == 0 ? fabric.gpu_count() : config.gpus;
+    gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
+    std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
+    sizes_ = nccl_test_sizes(config);
+  }
+
+  NcclTestResult run() {
+    start_next(0);
+    core::run_to_completion();
+    if (result_.rows.size() != sizes_.size())
+      throw core::SimulationError(fmt::format("the simulation stopped after {} of {} sizes: a collective deadlocked",
+                                              result_.rows.size(), sizes_.size()));
+    result_.simulated = core::now_ps();
+    result_.segments = fabric_.segments_injected();
+    result_.timer_events = timers_.fired();
+    return result_;
+  }
+
+ private:
+  void start_next(std::size_t index) {
+    if (index >= sizes_.size()) return;
+    const auto& gpu = fabric_.spec().gpu_model(0);
+    NcclTestRow row;
+    row.bytes = nccl_tests_bytes(config_.op, sizes_[index], ranks_, config_.element_size, row.count);
+    const TunerChoice choice = choose_ring(gpu, {config_.op, ranks_, row.bytes, config_.protocol, config_.channels});
+    const auto& protocol = gpu.protocols.at(choice.protocol);
+    CollectivePlan plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+    row.algorithm = plan.algorithm;
+    row.protocol = plan.protocol;
+    row.channels = choice.channels;
+    row.transfers = plan.transfers.size();
+    ExecutionParams params{gpu_of_rank_, protocol.step_latency, protocol.channel_cap};
+    // The kernel starts after the host enqueue and launch; nccl-tests times
+    // back-to-back launches, so this overhead is part of every iteration.
+    const core::TimePs begin = core::now_ps() + gpu.launch_overhead;
+    executor_.start(std::move(plan), std::move(params), begin, [this, index, row, gpu_launch = gpu.launch_overhead](const ExecutionResult& r) mutable {
+      // nccl-tests averages the per-rank times (-a 1).
+      double sum = 0;
+      for (auto t : r.rank_finish) sum += static_cast<double>(t + gpu_launch);
+      row.time_us = sum / static_cast<double>(r.rank_finish.size()) / 1e6;
+      row.algbw_gbps = row.time_us > 0 ? static_cast<double>(row.bytes) / (row.time_us * 1e3) : 0.0;
+      row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(config_.op, ranks_);
+      result_.rows.push_back(row);
+      start_next(index + 1);
+    });
+  }
+
+  topo::Fabric& fabric_;
+  NcclTestConfig config_;
+  core::TimerQueue timers_;
+  PlanExecutor executor_;
+  int ranks_ = 0;
+  std::vector<int> gpu_of_rank_;
+  std::vector<core::Bytes> sizes_;
+  NcclTestResult result_;
+};
+
+}  // namespace
+
+NcclTestResult run_nccl_test(topo::Fabric& fabric, const NcclTestConfig& config) {
+  SweepDriver driver(fabric, config);
+  return driver.run();
+}
+
+}  // namespace fabsim::traces
