@@ -136,6 +136,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   ParamReader p(o, m.sources);
   m.link_ports = static_cast<int>(p.integer("link_ports").value_or(0));
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
+  m.reduce_latency = to_ps(p.quantity("reduce_latency", QuantityKind::kTime));
   m.ring_channels = static_cast<int>(p.integer("ring_channels").value_or(1));
   m.tuner_ring_bus_bandwidth = {p.quantity("tuner_ring_bus_bandwidth", QuantityKind::kBandwidth).value_or(1)};
   m.tuner_ll_max_bandwidth = {p.quantity("tuner_ll_max_bandwidth", QuantityKind::kBandwidth).value_or(1)};

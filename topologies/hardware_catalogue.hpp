@@ -66,6 +66,7 @@ struct GpuModel {
   std::string description;
   int link_ports = 0;
   TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives
+  TimePs reduce_latency = 0;   ///< extra latency of a step that reduces received data with local data
   int ring_channels = 1;       ///< NCCL's ring channel count on this platform
   Bandwidth tuner_ring_bus_bandwidth;    ///< NCCL's graph busBw for rings (nChannels x per-channel bw)
   Bandwidth tuner_ll_max_bandwidth;      ///< llMaxBw

@@ -89,7 +89,7 @@ class SweepDriver {
     row.protocol = plan.protocol;
     row.channels = choice.channels;
     row.transfers = plan.transfers.size();
-    ExecutionParams params{gpu_of_rank_, protocol.step_latency, protocol.channel_cap};
+    ExecutionParams params{gpu_of_rank_, protocol.step_latency, gpu.reduce_latency, protocol.channel_cap};
     // The kernel starts after the host enqueue and launch; nccl-tests times
     // back-to-back launches, so this overhead is part of every iteration.
     const core::TimePs begin = core::now_ps() + gpu.launch_overhead;

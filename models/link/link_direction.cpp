@@ -19,6 +19,9 @@ LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& par
   SC_METHOD(deliver);
   sensitive << delivery_event_;
   dont_initialize();
+  SC_METHOD(try_commit);
+  sensitive << serialiser_free_;
+  dont_initialize();
 }
 
 void LinkDirection::end_of_elaboration() {
@@ -28,7 +31,13 @@ void LinkDirection::end_of_elaboration() {
 }
 
 void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs earliest_end) {
-  waiting_.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
+  const std::uint64_t id = segment.transfer_id;
+  auto it = flow_of_.find(id);
+  if (it == flow_of_.end()) {
+    flows_.push_back({id, {}});
+    it = flow_of_.emplace(id, std::prev(flows_.end())).first;
+  }
+  it->second->segments.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
   try_commit();
 }
 
@@ -39,53 +48,69 @@ void LinkDirection::return_credits(Bytes bytes, TimePs freed_at) {
 }
 
 void LinkDirection::try_commit() {
-  while (!waiting_.empty()) {
-    Waiting& w = waiting_.front();
-    const TimePs serialise = effective_.transfer_time(w.segment.wire_bytes);
-    TimePs start = std::max({w.earliest_start, free_at_, w.queued_at});
-    if (w.earliest_end > serialise) start = std::max(start, w.earliest_end - serialise);
-    const TimePs unconstrained_start = start;
-
-    Bytes need = 0;
-    if (capacity_ != 0) {
-      // A segment larger than the whole buffer cannot wait for more than all of it.
-      need = std::min(w.segment.wire_bytes, capacity_);
-      for (;;) {
-        while (!credit_arrivals_.empty() && credit_arrivals_.top().at <= std::max(start, credit_clock_)) {
-          credits_ += credit_arrivals_.top().bytes;
-          in_use_ -= credit_arrivals_.top().bytes;
-          credit_arrivals_.pop();
-        }
-        if (credits_ >= need) break;
-        if (credit_arrivals_.empty()) return;  // resumes when the downstream returns credits
-        start = std::max(start, credit_arrivals_.top().at);
-      }
-      credit_clock_ = start;
-      credits_ -= need;
-      in_use_ += need;
-      peak_in_use_ = std::max(peak_in_use_, in_use_);
-    }
-
-    Segment segment = std::move(w.segment);
-    waiting_.pop_front();
-
-    free_at_ = start + serialise;
-    stats_.bytes += segment.wire_bytes;
-    stats_.busy += serialise;
-    stats_.credit_stall += start - unconstrained_start;
-    ++stats_.segments;
-
-    // The tail leaves the buffer it was held in when it has been serialised out.
-    if (segment.credit_holder != nullptr) segment.credit_holder->return_credits(segment.credit_bytes, free_at_);
-    segment.credit_holder = capacity_ != 0 ? this : nullptr;
-    segment.credit_bytes = need;
-    segment.tail_time = free_at_ + params_.latency;
-
-    const TimePs deliver_at = deliver_at_tail_ ? segment.tail_time : start + params_.latency;
-    const bool was_idle = in_flight_.empty();
-    in_flight_.push_back({deliver_at, std::move(segment)});
-    if (was_idle) delivery_event_.notify(core::ps_to_sc(deliver_at - core::now_ps()));
+  if (committing_) return;  // a credit returned from inside a commit: the outer loop continues
+  committing_ = true;
+  // Take segments only while the serialiser is free now, so flows that
+  // arrive meanwhile still get their turn.
+  while (!flows_.empty() && free_at_ <= core::now_ps() && commit_next()) {
   }
+  committing_ = false;
+  if (!flows_.empty() && free_at_ > core::now_ps()) serialiser_free_.notify(core::ps_to_sc(free_at_ - core::now_ps()));
+}
+
+bool LinkDirection::commit_next() {
+  Flow& flow = flows_.front();
+  Waiting& w = flow.segments.front();
+  const TimePs serialise = effective_.transfer_time(w.segment.wire_bytes);
+  TimePs start = std::max({w.earliest_start, free_at_, w.queued_at, core::now_ps()});
+  if (w.earliest_end > serialise) start = std::max(start, w.earliest_end - serialise);
+  const TimePs unconstrained_start = start;
+
+  Bytes need = 0;
+  if (capacity_ != 0) {
+    // A segment larger than the whole buffer cannot wait for more than all of it.
+    need = std::min(w.segment.wire_bytes, capacity_);
+    for (;;) {
+      while (!credit_arrivals_.empty() && credit_arrivals_.top().at <= start) {
+        credits_ += credit_arrivals_.top().bytes;
+        in_use_ -= credit_arrivals_.top().bytes;
+        credit_arrivals_.pop();
+      }
+      if (credits_ >= need) break;
+      if (credit_arrivals_.empty()) return false;  // resumes when the downstream returns credits
+      start = std::max(start, credit_arrivals_.top().at);
+    }
+    credits_ -= need;
+    in_use_ += need;
+    peak_in_use_ = std::max(peak_in_use_, in_use_);
+  }
+
+  Segment segment = std::move(w.segment);
+  flow.segments.pop_front();
+  if (flow.segments.empty()) {
+    flow_of_.erase(flow.transfer_id);
+    flows_.pop_front();
+  } else {
+    flows_.splice(flows_.end(), flows_, flows_.begin());  // round robin: this flow goes last
+  }
+
+  free_at_ = start + serialise;
+  stats_.bytes += segment.wire_bytes;
+  stats_.busy += serialise;
+  stats_.credit_stall += start - unconstrained_start;
+  ++stats_.segments;
+
+  // The tail leaves the buffer it was held in when it has been serialised out.
+  if (segment.credit_holder != nullptr) segment.credit_holder->return_credits(segment.credit_bytes, free_at_);
+  segment.credit_holder = capacity_ != 0 ? this : nullptr;
+  segment.credit_bytes = need;
+  segment.tail_time = free_at_ + params_.latency;
+
+  const TimePs deliver_at = deliver_at_tail_ ? segment.tail_time : start + params_.latency;
+  const bool was_idle = in_flight_.empty();
+  in_flight_.push_back({deliver_at, std::move(segment)});
+  if (was_idle) delivery_event_.notify(core::ps_to_sc(deliver_at - core::now_ps()));
+  return true;
 }
 
 void LinkDirection::deliver() {

@@ -4,6 +4,8 @@
 /// for the input buffer at its far end.
 
 #include <deque>
+#include <list>
+#include <unordered_map>
 #include <queue>
 #include <systemc>
 #include <vector>
@@ -28,9 +30,12 @@ struct LinkStats {
   TimePs credit_stall = 0;   ///< time segments waited for downstream buffer space
 };
 
-/// A link direction. Segments are committed to start times analytically as
-/// they are queued (FIFO, back to back), so the only kernel event per
-/// segment is its delivery at the far end.
+/// A link direction. Segments wait in one queue per transfer and the
+/// serialiser takes them round-robin across transfers, one segment at a
+/// time, as the link's packet arbitration interleaves concurrent flows: with
+/// small segments this converges to fair sharing. A segment's start and
+/// arrival times are computed when it is taken, so an idle link costs one
+/// kernel event per segment (its delivery) and a busy one two.
 class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public CreditReturn {
  public:
   sc_core::sc_export<LinkTransmitter> tx;         ///< the upstream device sends here
@@ -65,8 +70,14 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
     bool operator>(const CreditArrival& o) const { return at > o.at; }
   };
 
+  struct Flow {
+    std::uint64_t transfer_id;
+    std::deque<Waiting> segments;
+  };
+
   void end_of_elaboration() override;
   void try_commit();
+  bool commit_next();
   void deliver();
 
   LinkParams params_;
@@ -77,8 +88,10 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
   Bytes in_use_ = 0;
   Bytes peak_in_use_ = 0;
   TimePs free_at_ = 0;
-  TimePs credit_clock_ = 0;  // credits up to this time have been absorbed
-  std::deque<Waiting> waiting_;
+  std::list<Flow> flows_;  // round-robin order; the front is served next
+  std::unordered_map<std::uint64_t, std::list<Flow>::iterator> flow_of_;
+  sc_core::sc_event serialiser_free_;
+  bool committing_ = false;
   std::deque<InFlight> in_flight_;
   std::priority_queue<CreditArrival, std::vector<CreditArrival>, std::greater<>> credit_arrivals_;
   sc_core::sc_event delivery_event_;

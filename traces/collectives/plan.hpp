@@ -25,12 +25,15 @@ struct PlannedTransfer {
   /// The transfer whose FIFO slot this one reuses at `destination`: that slot
   /// must have been released first (NCCL_STEPS flow control).
   std::int32_t after_released = kNoTransfer;
-  /// The previous transfer the same rank issues on the same channel: one SM
-  /// runs a channel's primitives in order.
-  std::int32_t after_issued = kNoTransfer;
+  /// The previous transfer the same rank sends on the same channel: one SM
+  /// runs a channel's primitives in order, each one's stores landing before
+  /// the next starts.
+  std::int32_t after_sent = kNoTransfer;
   /// The transfer whose completion frees this one's slot at `destination`
   /// (the forwarding send); kNoTransfer when receipt itself frees it.
   std::int32_t released_by = kNoTransfer;
+  /// The receiver reduces this data with its own before using it.
+  bool reduced_on_receipt = false;
 };
 
 /// The whole schedule of one collective call.

@@ -81,11 +81,14 @@ CollectivePlan plan_ring(const RingRequest& request, const topo::ProtocolParams&
             t.source = r;
             t.destination = (r + 1) % n;
             t.payload = slices[k];
+            // All-reduce reduces during its first n-1 steps; reduce-scatter in all of them.
+            t.reduced_on_receipt = request.op == CollectiveOp::kReduceScatter ||
+                                   (request.op == CollectiveOp::kAllReduce && s < n - 1);
             const int prev = (r + n - 1) % n;
             if (s > 0) t.after_received = ids[prev][(s - 1) * count + k];
             auto& connection = sent[r];
             if (static_cast<int>(connection.size()) >= in_flight) t.after_released = connection[connection.size() - in_flight];
-            if (!connection.empty()) t.after_issued = connection.back();
+            if (!connection.empty()) t.after_sent = connection.back();
             const auto id = static_cast<std::int32_t>(plan.transfers.size());
             if (s > 0) plan.transfers[t.after_received].released_by = id;
             ids[r][s * count + k] = id;

@@ -24,7 +24,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   done_ = std::move(done);
   const std::size_t n = plan_.transfers.size();
   state_.assign(n, {});
-  for (auto* v : {&waits_on_received_, &waits_on_released_, &waits_on_issued_, &releases_}) v->assign(n, {});
+  for (auto* v : {&waits_on_received_, &waits_on_released_, &waits_on_sent_, &releases_}) v->assign(n, {});
   engine_free_.assign(static_cast<std::size_t>(plan_.ranks) * plan_.channels, start);
   result_ = {};
   result_.rank_finish.assign(static_cast<std::size_t>(plan_.ranks), start);
@@ -37,7 +37,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     auto& s = state_[i];
     if (t.after_received != kNoTransfer) { ++s.unmet; waits_on_received_[t.after_received].push_back(id); }
     if (t.after_released != kNoTransfer) { ++s.unmet; waits_on_released_[t.after_released].push_back(id); }
-    if (t.after_issued != kNoTransfer) { ++s.unmet; waits_on_issued_[t.after_issued].push_back(id); }
+    if (t.after_sent != kNoTransfer) { ++s.unmet; waits_on_sent_[t.after_sent].push_back(id); }
     if (t.released_by != kNoTransfer) releases_[t.released_by].push_back(id);
   }
   if (n == 0) {
@@ -66,12 +66,12 @@ void PlanExecutor::issue(std::int32_t id) {
   auto& engine = engine_free_[static_cast<std::size_t>(t.source) * plan_.channels + t.channel];
   const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.payload_efficiency));
   const core::TimePs at = std::max(now, engine);
-  engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(wire) : 0);
+  // One SM pushes at most channel_cap of payload.
+  engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
   auto send = [this, id, wire] {
     const auto& tr = plan_.transfers[id];
     transport_.send({id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
                      params_.gpu_of_rank[tr.destination], tr.payload, wire});
-    for (auto next : waits_on_issued_[id]) satisfy(next);
   };
   if (at > now) {
     timers_.schedule(at, send);
@@ -87,9 +87,19 @@ void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
   if (state_[local].completed) throw core::SimulationError(fmt::format("transfer {} completed twice", id));
   state_[local].completed = true;
   // The receiver sees the data once the step's flag/fence synchronisation is done.
-  timers_.schedule(at + params_.step_latency, [this, local] { on_received(local); });
   // The forwarded slot at the far end is free once this send has landed.
   for (auto freed : releases_[local]) release(freed);
+  // The sender's primitive ends with a fence and a flag post: its SM moves on,
+  // and the receiver sees the data, one step latency after the data landed.
+  // A reduction then costs the receiver its local load and add as well.
+  const auto& t = plan_.transfers[local];
+  const core::TimePs posted = at + params_.step_latency;
+  const core::TimePs usable = posted + (t.reduced_on_receipt ? params_.reduce_latency : 0);
+  timers_.schedule(posted, [this, local, same = usable == posted] {
+    for (auto next : waits_on_sent_[local]) satisfy(next);
+    if (same) on_received(local);
+  });
+  if (usable != posted) timers_.schedule(usable, [this, local] { on_received(local); });
 }
 
 void PlanExecutor::on_received(std::int32_t id) {

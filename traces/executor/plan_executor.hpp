@@ -17,6 +17,7 @@ namespace fabsim::traces {
 struct ExecutionParams {
   std::vector<int> gpu_of_rank;          ///< global GPU index of each rank
   core::TimePs step_latency = 0;         ///< flag poll + fence before received data is usable
+  core::TimePs reduce_latency = 0;       ///< extra before reduced data is usable (local load + add)
   std::optional<core::Bandwidth> channel_cap;  ///< one SM's throughput per channel, if limited
 };
 
@@ -56,7 +57,7 @@ class PlanExecutor : public models::TransferCompletion {
   core::TimePs start_ = 0;
   std::function<void(const ExecutionResult&)> done_;
   std::vector<State> state_;
-  std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_issued_, releases_;
+  std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_sent_, releases_;
   std::vector<core::TimePs> engine_free_;  // per (rank, channel)
   std::uint64_t id_base_ = 0;              // transfer ids are unique across plans
   std::size_t outstanding_ = 0;
