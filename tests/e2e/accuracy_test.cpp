@@ -1,0 +1,82 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+
+#include "test_support.hpp"
+
+using fabsim::testing::run_fabsim;
+using fabsim::testing::source_path;
+using nlohmann::json;
+
+namespace {
+
+json published() {
+  std::ifstream in(source_path("../shared/data/published-measurements.json"));
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+const json& dataset(const json& all, const std::string& id) {
+  for (const auto& d : all["collective_datasets"])
+    if (d["id"] == id) return d;
+  FAIL("no data set " << id);
+  throw std::logic_error("unreachable");
+}
+
+std::map<std::uint64_t, json> predicted(const std::string& args) {
+  const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " " + args + " --format json");
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  std::map<std::uint64_t, json> rows;
+  for (const auto& row : doc["rows"]) rows[row["bytes"].get<std::uint64_t>()] = row;
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("8-GPU ring all-reduce plateau is within 10% of the published ~370 GB/s at >= 256 MB", "[accuracy]") {
+  const json data = published();
+  // Maintainer figure (nccl-tests#212) and a measured NVLS-disabled run (nccl-tests#309).
+  const double maintainer = dataset(data, "h100_8gpu_all_reduce_maintainer_expectation")["rows"][0]["busbw_GBps"].get<double>();
+  const double measured = dataset(data, "h100_8gpu_all_reduce_nvls_disabled_issue309")["rows"][0]["busbw_GBps"].get<double>();
+  const auto rows = predicted("-b 256M -e 8G -g 8 --algo ring");
+  for (const auto& [bytes, row] : rows) {
+    const double busbw = row["busbw_GBps"].get<double>();
+    INFO("bytes " << bytes << " busbw " << busbw);
+    CHECK(std::abs(busbw - maintainer) / maintainer < 0.10);
+    CHECK(std::abs(busbw - measured) / measured < 0.10);
+  }
+}
+
+TEST_CASE("ring all-reduce on 2, 4 and 6 GPUs (256 MB - 8 GB) is predicted within 20%, median within 10%", "[accuracy]") {
+  const json data = published();
+  std::vector<double> errors;
+  for (const auto& [id, gpus] : std::vector<std::pair<std::string, int>>{{"h100_sxm_2gpu_all_reduce_ring_256M-8G_nccl2.29", 2},
+                                                                         {"h100_sxm_4gpu_all_reduce_ring_256M-8G_nccl2.29", 4},
+                                                                         {"h100_sxm_6gpu_all_reduce_ring_256M-8G_nccl2.29", 6}}) {
+    const auto rows = predicted("-b 256M -e 8G -g " + std::to_string(gpus));
+    for (const auto& m : dataset(data, id)["rows"]) {
+      const auto bytes = m["bytes"].get<std::uint64_t>();
+      const double err = (rows.at(bytes)["time_us"].get<double>() - m["time_us"].get<double>()) / m["time_us"].get<double>();
+      INFO(id << " bytes " << bytes << " error " << 100 * err << "%");
+      CHECK(std::abs(err) < 0.20);
+      errors.push_back(std::abs(err));
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  CHECK(errors[errors.size() / 2] < 0.10);
+}
+
+TEST_CASE("4-GPU all-reduce sweep: latency floor within 15%, every size below 256 MB within 25%", "[accuracy]") {
+  const json data = published();
+  const auto rows = predicted("-b 8 -e 128M -g 4");
+  for (const auto& m : dataset(data, "h100_sxm_4of8gpu_all_reduce_sweep_nccl2.29")["rows"]) {
+    const auto bytes = m["bytes"].get<std::uint64_t>();
+    if (bytes == 0 || bytes > (128u << 20)) continue;
+    const double err = (rows.at(bytes)["time_us"].get<double>() - m["time_us"].get<double>()) / m["time_us"].get<double>();
+    INFO("bytes " << bytes << " measured " << m["time_us"] << " us, error " << 100 * err << "%");
+    CHECK(std::abs(err) < (bytes <= 4096 ? 0.15 : 0.25));
+  }
+}

@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "test_support.hpp"
+
+using fabsim::testing::run_fabsim;
+using fabsim::testing::source_path;
+using nlohmann::json;
+
+namespace {
+const std::string kTopology = "--topology " + source_path("topologies/hgx-h100.json");
+
+json run_json(const std::string& args) {
+  const auto r = run_fabsim(args + " --format json");
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);  // throws (fails the test) if anything else is on stdout
+}
+}  // namespace
+
+TEST_CASE("nccl-test --format json prints only the JSON document with the nccl-tests columns", "[e2e]") {
+  const json doc = run_json("nccl-test " + kTopology + " --op all_reduce -b 8 -e 8G -f 2");
+  REQUIRE(doc["rows"].size() == 31);  // 8 B .. 8 GiB by factors of 2
+  for (const auto& row : doc["rows"])
+    for (const char* key : {"bytes", "time_us", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"}) CHECK(row.contains(key));
+  const auto& last = doc["rows"].back();
+  CHECK(last["bytes"] == 8589934592ull);
+  // nccl-tests: algbw = S / t, busbw = algbw x 2(n-1)/n for all-reduce.
+  CHECK(last["algbw_GBps"].get<double>() == Approx(8589934592.0 / (last["time_us"].get<double>() * 1e3)).epsilon(1e-4));
+  CHECK(last["busbw_GBps"].get<double>() == Approx(last["algbw_GBps"].get<double>() * 14.0 / 8).epsilon(1e-4));
+  CHECK(doc["meta"]["kernel_events"].get<std::uint64_t>() > 0);
+}
+
+TEST_CASE("all-gather and reduce-scatter sizes are the total buffer, busbw factor (n-1)/n", "[e2e]") {
+  for (const char* op : {"all_gather", "reduce_scatter"}) {
+    const json doc = run_json(std::string("nccl-test ") + kTopology + " --op " + op + " -b 1G -e 1G -g 4");
+    const auto& row = doc["rows"][0];
+    CHECK(row["bytes"] == 1073741824);
+    CHECK(row["count"] == 1073741824 / 4 / 4);  // nccl-tests prints the per-rank count
+    CHECK(row["busbw_GBps"].get<double>() == Approx(row["algbw_GBps"].get<double>() * 3.0 / 4).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("csv output carries the same rows", "[e2e]") {
+  const auto r = run_fabsim("nccl-test " + kTopology + " -b 1M -e 4M --format csv");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("bytes,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels\n", 0) == 0);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
+}
+
+TEST_CASE("the flags algo, proto and channels force NCCL's choices, case-insensitively", "[e2e]") {
+  const json doc = run_json("nccl-test " + kTopology + " -b 64M -e 64M --algo RING --proto ll --channels 8");
+  CHECK(doc["rows"][0]["algorithm"] == "Ring");
+  CHECK(doc["rows"][0]["protocol"] == "LL");
+  CHECK(doc["rows"][0]["channels"] == 8);
+}
+
+TEST_CASE("the flag g (N GPUs) uses the first N GPUs", "[e2e]") {
+  const json two = run_json("nccl-test " + kTopology + " -b 1G -e 1G -g 2");
+  const json eight = run_json("nccl-test " + kTopology + " -b 1G -e 1G -g 8");
+  CHECK(two["meta"]["gpus"] == 2);
+  // 2 GPUs move S per rank, 8 GPUs 1.75 S: the 2-GPU run is faster.
+  CHECK(two["rows"][0]["time_us"].get<double>() < eight["rows"][0]["time_us"].get<double>());
+}
+
+TEST_CASE("the table keeps nccl-tests' columns and reports link use with --links", "[e2e]") {
+  const auto r = run_fabsim("nccl-test " + kTopology + " -b 1M -e 1M --links");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("size         count    type   redop    root        time     algbw     busbw"));
+  CHECK_THAT(r.out, Catch::Contains("gpu0->nvswitch0"));
+}
+
+TEST_CASE("bandwidth-bound results converge as segments shrink", "[e2e][convergence]") {
+  for (const char* size : {"64M", "256M"}) {
+    std::vector<double> times;
+    for (const char* seg : {"512K", "128K", "32K", "8K"}) {
+      const json doc = run_json("nccl-test " + kTopology + " -b " + size + " -e " + size + " --segment-size " + seg);
+      times.push_back(doc["rows"][0]["time_us"].get<double>());
+    }
+    for (std::size_t i = 0; i + 1 < times.size(); ++i) {
+      INFO(size << ": " << times[i] << " us -> " << times[i + 1] << " us");
+      CHECK(std::abs(times[i + 1] - times[i]) / times[i + 1] < 0.01);
+    }
+  }
+}
+
+TEST_CASE("the stock scenario matches its reviewed golden file", "[e2e][golden]") {
+  const json doc = run_json("run " + source_path("configs/scenarios/hgx-h100-allreduce.json"));
+  std::ifstream in(source_path("tests/e2e/golden/hgx-h100-allreduce.json"));
+  REQUIRE(in.good());
+  const json golden = json::parse(in);
+  REQUIRE(doc["rows"].size() == golden["rows"].size());
+  for (std::size_t i = 0; i < golden["rows"].size(); ++i) {
+    const auto& got = doc["rows"][i];
+    const auto& want = golden["rows"][i];
+    INFO("row " << i << " bytes " << want["bytes"]);
+    CHECK(got["bytes"] == want["bytes"]);
+    CHECK(got["protocol"] == want["protocol"]);
+    CHECK(got["time_us"].get<double>() == Approx(want["time_us"].get<double>()).epsilon(0.005));
+  }
+}

@@ -1,0 +1,35 @@
+#pragma once
+// Drives a Fabric directly with raw transfers and records when each completes.
+
+#include <map>
+
+#include "models/transport.hpp"
+#include "sim/core/kernel.hpp"
+#include "sim/core/timer_queue.hpp"
+#include "topologies/fabric.hpp"
+
+namespace fabsim::testing {
+
+class FabricProbe : public models::TransferCompletion {
+ public:
+  FabricProbe(const topo::TopologySpec& spec, core::Bytes segment_size)
+      : fabric_(spec, {segment_size}), timers_("probe_timers") {
+    fabric_.set_completion(this);
+  }
+  /// Sends `bytes` from GPU `src` to GPU `dst` at absolute time `at`.
+  void send_at(core::TimePs at, std::uint64_t id, int src, int dst, core::Bytes bytes) {
+    timers_.schedule(at, [this, id, src, dst, bytes] { fabric_.send({id, src, dst, bytes, bytes}); });
+  }
+  void run() { core::run_to_completion(); }
+  core::TimePs done(std::uint64_t id) const { return completed_.at(id); }
+  topo::Fabric& fabric() { return fabric_; }
+
+  void on_transfer_complete(std::uint64_t id, core::TimePs at) override { completed_[id] = at; }
+
+ private:
+  topo::Fabric fabric_;
+  core::TimerQueue timers_;
+  std::map<std::uint64_t, core::TimePs> completed_;
+};
+
+}  // namespace fabsim::testing

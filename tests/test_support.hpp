@@ -1,0 +1,92 @@
+#pragma once
+// Helpers shared by the tests: temporary input files, a small catalogue with
+// round figures for closed-form checks, and running the fabsim binary.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+namespace fabsim::testing {
+
+/// Writes `content` to a fresh file in a per-process temporary folder.
+inline std::string write_temp(const std::string& name, const std::string& content) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fabsim-tests-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << content;
+  return path.string();
+}
+
+inline std::string source_path(const std::string& relative) { return std::string(FABSIM_SOURCE_DIR) + "/" + relative; }
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  ///< stdout only
+};
+
+/// Runs the fabsim binary with `args` (a shell-quoted string), stderr discarded.
+inline CommandResult run_fabsim(const std::string& args) {
+  const std::string command = std::string(FABSIM_BINARY) + " " + args + " 2>/dev/null";
+  CommandResult result;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe.release());
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+/// A catalogue with round figures for closed-form tests: a 100 GB/s link with
+/// efficiency 1 and 100 ns latency, a switch with 50 ns traversal, and a GPU
+/// whose protocols have one-slot chunks, 1 us step latency, no launch overhead.
+inline std::string ideal_catalogue(const std::string& input_buffer = "1 MiB") {
+  const std::string src = R"("source": "test figure")";
+  auto q = [&](const std::string& v) { return "{\"value\": " + v + ", " + src + "}"; };
+  auto proto = [&](const std::string& efficiency) {
+    return "{\"payload_efficiency\": " + q(efficiency) + ", \"step_latency\": " + q("\"1 us\"") +
+           ", \"slot_bytes\": " + q("\"64 MiB\"") + ", \"slots\": " + q("8") + ", \"chunk_slots\": " + q("1") +
+           ", \"slice_slots\": " + q("1") + ", \"threads\": " + q("512") + ", \"channel_threshold\": " + q("\"1 B\"") +
+           ", \"tuner_base_latency\": " + q("\"1 us\"") + ", \"tuner_hop_latency\": " + q("\"1 us\"") + "}";
+  };
+  return std::string("{\"format\": \"fabsim-hardware/1\",") +
+         "\"links\": {\"testlink\": {\"description\": \"ideal\", \"bandwidth\": " + q("\"100 GB/s\"") +
+         ", \"efficiency\": " + q("1.0") + ", \"latency\": " + q("\"100 ns\"") + "}}," +
+         "\"switches\": {\"testswitch\": {\"description\": \"ideal\", \"ports\": " + q("64") +
+         ", \"traversal_latency\": " + q("\"50 ns\"") + ", \"input_buffer\": " + q("\"" + input_buffer + "\"") + "}}," +
+         "\"gpus\": {\"testgpu\": {\"description\": \"ideal\", \"link_ports\": " + q("18") +
+         ", \"launch_overhead\": " + q("\"0 us\"") + ", \"reduce_latency\": " + q("\"0 us\"") +
+         ", \"ring_channels\": " + q("1") + ", \"tuner_ring_bus_bandwidth\": " + q("\"100 GB/s\"") +
+         ", \"tuner_ll_max_bandwidth\": " + q("\"100 GB/s\"") + ", \"tuner_ll128_channel_max\": " + q("\"100 GB/s\"") +
+         ", \"protocols\": {\"ll\": " + proto("0.5") + ", \"ll128\": " + proto("0.9375") + ", \"simple\": " + proto("1.0") +
+         "}}}}";
+}
+
+/// A topology of `gpus` GPUs on one switch (or two GPUs wired directly when
+/// `direct`), using ideal_catalogue() written next to it.
+inline std::string star_topology(const std::string& name, int gpus, bool direct = false,
+                                 const std::string& input_buffer = "1 MiB") {
+  write_temp(name + ".hw.json", ideal_catalogue(input_buffer));
+  std::string devices, links;
+  for (int g = 0; g < gpus; ++g) {
+    devices += "{\"name\": \"gpu" + std::to_string(g) + "\", \"kind\": \"gpu\", \"model\": \"testgpu\"},";
+    if (!direct) links += std::string(links.empty() ? "" : ",") + "{\"a\": \"gpu" + std::to_string(g) +
+                          "\", \"b\": \"sw\", \"model\": \"testlink\"}";
+  }
+  if (direct) {
+    links = "{\"a\": \"gpu0\", \"b\": \"gpu1\", \"model\": \"testlink\"}";
+    devices.pop_back();
+  } else {
+    devices += "{\"name\": \"sw\", \"kind\": \"switch\", \"model\": \"testswitch\"}";
+  }
+  return write_temp(name + ".json", "{\"format\": \"fabsim-topology/1\", \"name\": \"" + name + "\", \"hardware\": \"" +
+                                        name + ".hw.json\", \"devices\": [" + devices + "], \"links\": [" + links + "]}");
+}
+
+}  // namespace fabsim::testing

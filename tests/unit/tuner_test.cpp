@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+#include "topologies/topology_spec.hpp"
+#include "traces/collectives/tuner.hpp"
+
+using namespace fabsim;
+using topo::Protocol;
+using traces::CollectiveOp;
+
+namespace {
+const topo::GpuModel& h100() {
+  static const auto catalogue = topo::load_hardware_catalogue(testing::source_path("configs/hardware/catalogue.json"));
+  return catalogue.gpus.at("h100-sxm");
+}
+}  // namespace
+
+TEST_CASE("NCCL's model on 8 H100: LL for small, LL128 in the middle, Simple for large all-reduces", "[tuner]") {
+  auto choose = [](core::Bytes b) { return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, {}, {}}); };
+  CHECK(choose(8).protocol == Protocol::kLL);
+  CHECK(choose(1 << 20).protocol == Protocol::kLL);
+  CHECK(choose(8 << 20).protocol == Protocol::kLL128);
+  CHECK(choose(1ull << 30).protocol == Protocol::kSimple);
+}
+
+TEST_CASE("NCCL's ring latency model: 8-GPU LL all-reduce costs 6.6 + 14 x 0.6 us", "[tuner]") {
+  const double t = traces::nccl_ring_model_time_us(h100(), {CollectiveOp::kAllReduce, 8, 0, {}, {}}, Protocol::kLL);
+  CHECK(t == Approx(6.6 + 14 * 0.6));
+}
+
+TEST_CASE("channels drop for small messages: 24 above 24 x 512 x 64 bytes with Simple", "[tuner]") {
+  auto channels = [](core::Bytes b) {
+    return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, Protocol::kSimple, {}}).channels;
+  };
+  CHECK(channels(24 * 512 * 64) == 24);
+  CHECK(channels(24 * 512 * 64 - 1) == 23);
+  CHECK(channels(8) == 1);
+}
+
+TEST_CASE("forced protocol and channel count are honoured", "[tuner]") {
+  const auto c = traces::choose_ring(h100(), {CollectiveOp::kAllGather, 8, 1ull << 30, Protocol::kLL, 8});
+  CHECK(c.protocol == Protocol::kLL);
+  CHECK(c.channels == 8);
+  CHECK(traces::parse_protocol("simple") == Protocol::kSimple);
+  CHECK(traces::parse_protocol("LL128") == Protocol::kLL128);
+  CHECK_FALSE(traces::parse_protocol("ll64").has_value());
+}
