@@ -32,12 +32,25 @@ void LinkDirection::end_of_elaboration() {
 
 void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs earliest_end) {
   const std::uint64_t id = segment.transfer_id;
-  auto it = flow_of_.find(id);
-  if (it == flow_of_.end()) {
-    flows_.push_back({id, {}});
-    it = flow_of_.emplace(id, std::prev(flows_.end())).first;
+  // Few flows are active at once (one per channel or peer): a scan from the
+  // newest is cheaper than a hash map.
+  auto active = std::find_if(round_robin_.rbegin(), round_robin_.rend(),
+                             [&](std::uint32_t f) { return flows_[f].transfer_id == id; });
+  std::uint32_t slot = 0;
+  if (active != round_robin_.rend()) {
+    slot = *active;
+  } else {
+    if (free_flows_.empty()) {
+      slot = static_cast<std::uint32_t>(flows_.size());
+      flows_.emplace_back();
+    } else {
+      slot = free_flows_.back();
+      free_flows_.pop_back();
+    }
+    flows_[slot].transfer_id = id;
+    round_robin_.push_back(slot);
   }
-  it->second->segments.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
+  flows_[slot].segments.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
   try_commit();
 }
 
@@ -52,15 +65,16 @@ void LinkDirection::try_commit() {
   committing_ = true;
   // Take segments only while the serialiser is free now, so flows that
   // arrive meanwhile still get their turn.
-  while (!flows_.empty() && free_at_ <= core::now_ps() && commit_next()) {
+  while (!round_robin_.empty() && free_at_ <= core::now_ps() && commit_next()) {
   }
   committing_ = false;
-  if (!flows_.empty() && free_at_ > core::now_ps()) serialiser_free_.notify(core::ps_to_sc(free_at_ - core::now_ps()));
+  if (!round_robin_.empty() && free_at_ > core::now_ps()) serialiser_free_.notify(core::ps_to_sc(free_at_ - core::now_ps()));
 }
 
 bool LinkDirection::commit_next() {
-  Flow& flow = flows_.front();
-  Waiting& w = flow.segments.front();
+  const std::uint32_t slot = round_robin_.front();
+  Flow& flow = flows_[slot];
+  Waiting& w = flow.segments[flow.head];
   const TimePs serialise = effective_.transfer_time(w.segment.wire_bytes);
   TimePs start = std::max({w.earliest_start, free_at_, w.queued_at, core::now_ps()});
   if (w.earliest_end > serialise) start = std::max(start, w.earliest_end - serialise);
@@ -86,12 +100,14 @@ bool LinkDirection::commit_next() {
   }
 
   Segment segment = std::move(w.segment);
-  flow.segments.pop_front();
-  if (flow.segments.empty()) {
-    flow_of_.erase(flow.transfer_id);
-    flows_.pop_front();
+  round_robin_.pop_front();
+  if (++flow.head == flow.segments.size()) {
+    flow.segments.clear();
+    flow.head = 0;
+    flow.transfer_id = ~std::uint64_t{0};
+    free_flows_.push_back(slot);
   } else {
-    flows_.splice(flows_.end(), flows_, flows_.begin());  // round robin: this flow goes last
+    round_robin_.push_back(slot);  // round robin: this flow goes last
   }
 
   free_at_ = start + serialise;

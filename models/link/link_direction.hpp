@@ -4,8 +4,6 @@
 /// for the input buffer at its far end.
 
 #include <deque>
-#include <list>
-#include <unordered_map>
 #include <queue>
 #include <systemc>
 #include <vector>
@@ -70,9 +68,12 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
     bool operator>(const CreditArrival& o) const { return at > o.at; }
   };
 
+  /// The segments of one transfer waiting here. Slots are reused, so a busy
+  /// link allocates nothing once warm (callgrind showed malloc at 28%).
   struct Flow {
-    std::uint64_t transfer_id;
-    std::deque<Waiting> segments;
+    std::uint64_t transfer_id = 0;
+    std::vector<Waiting> segments;
+    std::size_t head = 0;
   };
 
   void end_of_elaboration() override;
@@ -88,8 +89,9 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
   Bytes in_use_ = 0;
   Bytes peak_in_use_ = 0;
   TimePs free_at_ = 0;
-  std::list<Flow> flows_;  // round-robin order; the front is served next
-  std::unordered_map<std::uint64_t, std::list<Flow>::iterator> flow_of_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::deque<std::uint32_t> round_robin_;  // active flows; the front is served next
   sc_core::sc_event serialiser_free_;
   bool committing_ = false;
   std::deque<InFlight> in_flight_;
