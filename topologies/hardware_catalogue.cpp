@@ -177,8 +177,7 @@ HardwareCatalogue load_hardware_catalogue(const std::string& path) {
   JsonObject root(doc, "", diagnostics);
   HardwareCatalogue catalogue;
   catalogue.file = path;
-  if (const auto format = root.string("format"); format && *format != "fabsim-hardware/1")
-    diagnostics.error("/format", fmt::format("unsupported format '{}' (expected \"fabsim-hardware/1\")", *format));
+  root.expect_format("fabsim-hardware/1");
   root.string("description", false);
   read_section(root, "links", catalogue.links, read_link);
   read_section(root, "switches", catalogue.switches, read_switch);

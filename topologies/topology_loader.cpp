@@ -152,8 +152,7 @@ TopologySpec load_topology(const std::string& path, const std::string& catalogue
   JsonObject root(doc, "", diag);
   TopologySpec spec;
   spec.file = path;
-  if (const auto format = root.string("format"); format && *format != "fabsim-topology/1")
-    diag.error("/format", fmt::format("unsupported format '{}' (expected \"fabsim-topology/1\")", *format));
+  root.expect_format("fabsim-topology/1");
   spec.name = root.string("name").value_or("");
   spec.description = root.string("description", false).value_or("");
   spec.catalogue = load_hardware_catalogue(resolve_catalogue(path, root, catalogue_override));

@@ -62,8 +62,7 @@ SimulationRequest load_scenario(const std::string& path) {
   JsonObject root(doc, "", diag);
   SimulationRequest request;
   request.origin = path;
-  if (const auto format = root.string("format"); format && *format != "fabsim-scenario/1")
-    diag.error("/format", fmt::format("unsupported format '{}' (expected \"fabsim-scenario/1\")", *format));
+  root.expect_format("fabsim-scenario/1");
   root.string("name", false);
   root.string("description", false);
   if (const auto topology = root.string("topology")) request.topology_path = relative_to(path, *topology);

@@ -129,6 +129,11 @@ const nlohmann::json* JsonObject::child(std::string_view key, nlohmann::json::va
   return j;
 }
 
+void JsonObject::expect_format(std::string_view expected) {
+  if (const auto format = string("format"); format && *format != expected)
+    diagnostics_.error(path_of("format"), fmt::format("unsupported format '{}' (expected \"{}\")", *format, expected));
+}
+
 void JsonObject::reject_unknown_keys() {
   if (!json_.is_object()) return;
   for (const auto& [key, value] : json_.items()) {

@@ -40,6 +40,9 @@ class JsonObject {
   /// A nested object or array; marks the key as known.
   const nlohmann::json* child(std::string_view key, nlohmann::json::value_t type, bool required = true);
 
+  /// Requires the "format" key to name `expected` (e.g. "fabsim-topology/1").
+  void expect_format(std::string_view expected);
+
   /// Records every key that no accessor asked for, listing the known ones.
   void reject_unknown_keys();
 
