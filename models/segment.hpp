@@ -21,6 +21,19 @@ struct Route {
 
 class CreditReturn;
 
+/// What a switch does with a segment: forward it, combine it with the same
+/// piece from every other member of a group (NVLink SHARP ld_reduce), or copy
+/// it to every member (multimem store).
+enum class SegmentKind : std::uint8_t { kUnicast, kReduce, kMulticast };
+
+/// The in-switch part of a reduce or multicast, shared by its segments and
+/// owned by the fabric.
+struct InNetworkOp {
+  std::uint16_t fan_in = 0;                                ///< reduce: sources combined per piece
+  const Route* result_route = nullptr;                     ///< reduce: from the switch to the destination
+  const std::vector<std::uint16_t>* multicast_ports = nullptr;  ///< multicast: output ports to copy to
+};
+
 /// A piece of a transfer. Models forward it hop by hop using its route.
 struct Segment {
   std::uint64_t transfer_id = 0;
@@ -31,6 +44,9 @@ struct Segment {
   TimePs tail_time = 0;                    ///< when the segment's last byte reaches its current position
   CreditReturn* credit_holder = nullptr;   ///< link to credit when this segment leaves its current buffer
   Bytes credit_bytes = 0;                  ///< how many credits the current buffer holds for it
+  SegmentKind kind = SegmentKind::kUnicast;
+  const InNetworkOp* op = nullptr;         ///< for reduce and multicast segments
+  std::uint32_t piece = 0;                 ///< reduce: which piece of the transfer (matches across sources)
 };
 
 /// Receives segments from a link. Switches receive at head arrival (cut-through);

@@ -4,18 +4,27 @@
 /// fabric implements it; a flow-level or analytical backend could too.
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/core/units.hpp"
 
 namespace fabsim::models {
 
-/// One point-to-point transfer between two GPUs (global GPU indexes).
+/// What a transfer does: move bytes from one GPU to another, reduce the same
+/// bytes of every group member into one GPU inside the switch (NVLink SHARP
+/// multimem.ld_reduce), or copy one GPU's bytes to every group member through
+/// the switch (multimem.st).
+enum class TransferKind { kPointToPoint, kReduceInSwitch, kMulticastInSwitch };
+
+/// One transfer (global GPU indexes).
 struct TransferRequest {
   std::uint64_t id = 0;
-  int source = 0;
-  int destination = 0;
+  int source = 0;       ///< unused for kReduceInSwitch (every group member sends)
+  int destination = 0;  ///< unused for kMulticastInSwitch (every group member receives)
   core::Bytes payload_bytes = 0;
   core::Bytes wire_bytes = 0;  ///< payload plus protocol overhead (LL flags, LL128 flag words)
+  TransferKind kind = TransferKind::kPointToPoint;
+  const std::vector<int>* group = nullptr;  ///< GPUs of the communicator, for in-switch kinds; must outlive the transfer
 };
 
 class TransferCompletion {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
@@ -31,7 +32,7 @@ Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), o
       in_exports[d] = &gpus_.back()->in;
     } else {
       const auto& model = spec.catalogue.switches.at(dev.model);
-      models::SwitchParams params{model.ports, model.traversal_latency, model.input_buffer};
+      models::SwitchParams params{model.ports, model.traversal_latency, model.input_buffer, model.in_network_reduction};
       switches_.push_back(std::make_unique<models::CrossbarSwitch>(module_name(dev.name).c_str(), params, ports));
       out_ports[d] = &switches_.back()->out;
       in_exports[d] = &switches_.back()->in;
@@ -60,6 +61,116 @@ Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), o
 Fabric::~Fabric() = default;
 
 void Fabric::send(const models::TransferRequest& request) {
+  if (request.kind == models::TransferKind::kPointToPoint) {
+    send_point_to_point(request);
+  } else {
+    send_in_switch(request);
+  }
+}
+
+bool Fabric::supports_in_switch_collectives(const std::vector<int>& group) { return !planes_for(group).empty(); }
+
+const std::vector<Fabric::SwitchPlane>& Fabric::planes_for(const std::vector<int>& group) {
+  auto [it, inserted] = planes_.try_emplace(group);
+  if (!inserted) return it->second;
+  auto& planes = it->second;
+  for (std::size_t d = 0; d < spec_.devices.size(); ++d) {
+    const auto& dev = spec_.devices[d];
+    if (dev.kind != DeviceKind::kSwitch || !spec_.catalogue.switches.at(dev.model).in_network_reduction) continue;
+    SwitchPlane plane;
+    double weight = std::numeric_limits<double>::infinity();
+    const auto& switch_ports = graph_.ports(static_cast<int>(d));
+    for (int gpu : group) {
+      const int gpu_dev = spec_.gpus[gpu];
+      const auto& gpu_ports = graph_.ports(gpu_dev);
+      // The GPU's port whose link ends at this switch, and the switch's port back.
+      auto up = std::find_if(gpu_ports.begin(), gpu_ports.end(), [&](const LinkDirectionRef& p) {
+        const auto& l = spec_.links[p.link];
+        return (p.reverse ? l.a : l.b) == static_cast<int>(d);
+      });
+      if (up == gpu_ports.end()) break;
+      auto down = std::find_if(switch_ports.begin(), switch_ports.end(),
+                               [&](const LinkDirectionRef& p) { return p.link == up->link; });
+      plane.up.push_back({{static_cast<std::uint16_t>(up - gpu_ports.begin())}});
+      plane.down.push_back({{static_cast<std::uint16_t>(down - switch_ports.begin())}});
+      plane.multicast_ports.push_back(static_cast<std::uint16_t>(down - switch_ports.begin()));
+      weight = std::min(weight, spec_.links[up->link].effective_bandwidth().bytes_per_second);
+    }
+    if (plane.up.size() != group.size()) continue;
+    plane.weight = {weight};
+    planes.push_back(std::move(plane));
+  }
+  // Ops point into the planes' own vectors: fill them once the vector stops moving.
+  for (auto& plane : planes) {
+    for (const auto& route : plane.down)
+      plane.reduce_to.push_back({static_cast<std::uint16_t>(group.size()), &route, nullptr});
+    plane.multicast = {0, nullptr, &plane.multicast_ports};
+  }
+  return planes;
+}
+
+void Fabric::send_in_switch(const models::TransferRequest& request) {
+  const TimePs now = core::now_ps();
+  const auto& group = *request.group;
+  const auto& planes = planes_for(group);
+  if (planes.empty())
+    throw core::SimulationError("NVLink SHARP needs a switch with in-network reduction attached to every GPU of the communicator");
+  const bool reduce = request.kind == models::TransferKind::kReduceInSwitch;
+  const int endpoint = reduce ? request.destination : request.source;
+  const auto member = static_cast<std::size_t>(std::find(group.begin(), group.end(), endpoint) - group.begin());
+  double total_weight = 0;
+  for (const auto& p : planes) total_weight += p.weight.bytes_per_second;
+
+  // Stripe over the planes by bandwidth, as for point-to-point traffic; each
+  // plane's share is cut into pieces of at most the segment size.
+  std::vector<std::pair<Bytes, std::uint32_t>> shares;  // bytes, pieces
+  Bytes assigned = 0;
+  std::uint32_t pieces_total = 0;
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    const Bytes bytes = i + 1 == planes.size() ? request.wire_bytes - assigned
+                                               : static_cast<Bytes>(std::floor(static_cast<double>(request.wire_bytes) *
+                                                                               planes[i].weight.bytes_per_second / total_weight));
+    assigned += bytes;
+    const auto pieces = static_cast<std::uint32_t>(std::max<Bytes>(1, (bytes + options_.segment_size - 1) / options_.segment_size));
+    shares.emplace_back(bytes, pieces);
+    pieces_total += pieces;
+  }
+  if (!reduce) multicast_pending_[request.id] = static_cast<int>(group.size());
+
+  std::uint32_t piece_id = 0;
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    const auto& plane = planes[i];
+    Bytes left = shares[i].first;
+    for (std::uint32_t k = 0; k < shares[i].second; ++k, ++piece_id) {
+      const Bytes piece = left / (shares[i].second - k);
+      left -= piece;
+      models::Segment segment;
+      segment.transfer_id = request.id;
+      segment.segments_in_transfer = pieces_total;
+      segment.wire_bytes = piece;
+      segment.piece = piece_id;
+      if (reduce) {
+        // Every member sends its copy of the piece up; the switch sends the sum down.
+        segment.kind = models::SegmentKind::kReduce;
+        segment.op = &plane.reduce_to[member];
+        for (std::size_t m = 0; m < group.size(); ++m) {
+          models::Segment up = segment;
+          up.route = &plane.up[m];
+          gpus_[group[m]]->inject(std::move(up), now);
+          ++segments_injected_;
+        }
+      } else {
+        segment.kind = models::SegmentKind::kMulticast;
+        segment.op = &plane.multicast;
+        segment.route = &plane.up[member];
+        gpus_[endpoint]->inject(std::move(segment), now);
+        ++segments_injected_;
+      }
+    }
+  }
+}
+
+void Fabric::send_point_to_point(const models::TransferRequest& request) {
   const TimePs now = core::now_ps();
   const auto& paths = graph_.paths(request.source, request.destination);
   double total_weight = 0;
@@ -109,6 +220,11 @@ void Fabric::send(const models::TransferRequest& request) {
 
 void Fabric::on_transfer_delivered(std::uint64_t transfer_id, TimePs at) {
   if (completion_ == nullptr) throw core::SimulationError("a transfer completed with no executor listening");
+  // A multicast completes when its last destination has all of it.
+  if (auto it = multicast_pending_.find(transfer_id); it != multicast_pending_.end()) {
+    if (--it->second > 0) return;
+    multicast_pending_.erase(it);
+  }
   completion_->on_transfer_complete(transfer_id, at);
 }
 

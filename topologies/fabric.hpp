@@ -3,7 +3,9 @@
 /// direction, bound through ports, plus the route table. It is the
 /// segment-level implementation of models::Transport.
 
+#include <map>
 #include <memory>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -46,8 +48,23 @@ class Fabric : public models::Transport, public models::DeliveryListener {
   int gpu_count() const { return static_cast<int>(spec_.gpus.size()); }
   std::uint64_t segments_injected() const { return segments_injected_; }
   std::vector<LinkUsage> link_usage(TimePs elapsed) const;
+  /// True when some switch with in-network reduction is one hop from every GPU of `group`.
+  bool supports_in_switch_collectives(const std::vector<int>& group);
 
  private:
+  /// One switch plane that can reduce and multicast for a group of GPUs.
+  struct SwitchPlane {
+    Bandwidth weight;                            ///< slowest GPU-switch link of the group
+    std::vector<models::Route> up;               ///< by group member: its port to the switch
+    std::vector<models::Route> down;             ///< by group member: the switch's port to it
+    std::vector<std::uint16_t> multicast_ports;  ///< the switch's ports to every member
+    std::vector<models::InNetworkOp> reduce_to;  ///< by group member: reduce with it as destination
+    models::InNetworkOp multicast;
+  };
+  const std::vector<SwitchPlane>& planes_for(const std::vector<int>& group);
+  void send_point_to_point(const models::TransferRequest& request);
+  void send_in_switch(const models::TransferRequest& request);
+
   const TopologySpec& spec_;
   FabricOptions options_;
   FabricGraph graph_;
@@ -56,6 +73,8 @@ class Fabric : public models::Transport, public models::DeliveryListener {
   std::vector<std::unique_ptr<models::LinkDirection>> links_;     // by LinkDirectionRef::id()
   models::TransferCompletion* completion_ = nullptr;
   std::uint64_t segments_injected_ = 0;
+  std::map<std::vector<int>, std::vector<SwitchPlane>> planes_;    // by group
+  std::unordered_map<std::uint64_t, int> multicast_pending_;       // destinations still to complete
 };
 
 }  // namespace fabsim::topo

@@ -48,6 +48,13 @@ class ParamReader {
     finish(key, *entry);
     return v;
   }
+  std::optional<bool> boolean(std::string_view key) {
+    auto entry = open(key, true);
+    if (!entry) return std::nullopt;
+    auto v = entry->boolean("value");
+    finish(key, *entry);
+    return v;
+  }
   std::optional<std::int64_t> integer(std::string_view key, std::int64_t min = 1) {
     auto entry = open(key, true);
     if (!entry) return std::nullopt;
@@ -102,6 +109,7 @@ SwitchModel read_switch(const std::string& name, JsonObject& o) {
   m.ports = static_cast<int>(p.integer("ports").value_or(0));
   m.traversal_latency = to_ps(p.quantity("traversal_latency", QuantityKind::kTime));
   m.input_buffer = static_cast<Bytes>(p.quantity("input_buffer", QuantityKind::kBytes).value_or(0));
+  m.in_network_reduction = p.boolean("in_network_reduction").value_or(false);
   o.reject_unknown_keys();
   return m;
 }
@@ -154,6 +162,23 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
       }
     }
     po.reject_unknown_keys();
+  }
+  if (const json* nj = o.child("nvls", json::value_t::object, false)) {
+    JsonObject no(*nj, o.path_of("nvls"), o.diagnostics());
+    std::vector<ParamSource> nvls_sources;
+    ParamReader np(no, nvls_sources);
+    NvlsParams n;
+    n.payload_efficiency = np.number("payload_efficiency").value_or(1.0);
+    n.step_latency = to_ps(np.quantity("step_latency", QuantityKind::kTime));
+    n.chunk_bytes = static_cast<Bytes>(np.quantity("chunk_bytes", QuantityKind::kBytes).value_or(1));
+    n.channels = static_cast<int>(np.integer("channels").value_or(1));
+    n.tuner_latency = to_ps(np.quantity("tuner_latency", QuantityKind::kTime));
+    n.tuner_head_bandwidth = {np.quantity("tuner_head_bandwidth", QuantityKind::kBandwidth).value_or(1)};
+    if (n.payload_efficiency <= 0 || n.payload_efficiency > 1)
+      no.diagnostics().error(no.path_of("payload_efficiency"), "expected a value in (0, 1]");
+    no.reject_unknown_keys();
+    for (auto& src : nvls_sources) m.sources.push_back({"nvls." + src.name, src.value, src.source});
+    m.nvls = n;
   }
   o.reject_unknown_keys();
   return m;

@@ -37,6 +37,7 @@ struct SwitchModel {
   int ports = 0;
   TimePs traversal_latency = 0;
   Bytes input_buffer = 0;
+  bool in_network_reduction = false;  ///< NVLink SHARP (NVSwitch gen3+) or SHARP (InfiniBand)
   std::vector<ParamSource> sources;
 };
 
@@ -61,6 +62,18 @@ struct ProtocolParams {
   TimePs tuner_hop_latency = 0;
 };
 
+/// NVLS (NVLink SHARP) as NCCL runs it on this GPU (device/all_reduce.h,
+/// transport/nvls.cc): multimem loads reduced by the switch, multimem stores
+/// multicast by the switch.
+struct NvlsParams {
+  double payload_efficiency = 1.0;  ///< NCCL's nvlsEfficiency: link use of multimem traffic
+  TimePs step_latency = 0;          ///< per multimem operation
+  Bytes chunk_bytes = 0;            ///< NCCL_NVLS_CHUNKSIZE
+  int channels = 1;                 ///< NVLS channels (CTAs)
+  TimePs tuner_latency = 0;         ///< NCCL's model latency for NVLS
+  Bandwidth tuner_head_bandwidth;   ///< NCCL's model bandwidth per NVLS head
+};
+
 struct GpuModel {
   std::string name;
   std::string description;
@@ -72,6 +85,7 @@ struct GpuModel {
   Bandwidth tuner_ll_max_bandwidth;      ///< llMaxBw
   Bandwidth tuner_ll128_channel_max;     ///< perChMaxRingLL128Bw
   std::map<Protocol, ProtocolParams> protocols;
+  std::optional<NvlsParams> nvls;  ///< absent where the GPU has no NVLS (before Hopper)
   std::vector<ParamSource> sources;
 };
 

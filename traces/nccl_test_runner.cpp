@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
+#include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/ring_planner.hpp"
 #include "traces/collectives/tuner.hpp"
 #include "traces/executor/plan_executor.hpp"
@@ -33,12 +34,16 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error("/min_bytes", fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
     diag.error("/factor", fmt::format("expected a step factor > 1, found {}", config.factor));
-  if (config.algorithm != "ring" && config.algorithm != "auto")
-    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, auto)", config.algorithm));
+  if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
+    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, nvls, auto)", config.algorithm));
+  if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce)
+    diag.error("/algo", fmt::format("NVLS is modelled for all_reduce only, not {}", collective_name(config.op)));
   if (config.channels && (*config.channels < 1 || *config.channels > 64))
     diag.error("/channels", fmt::format("expected 1..64 channels (NCCL's MAXCHANNELS), found {}", *config.channels));
   if (!spec.gpus.empty()) {
     const auto& model = spec.gpu_model(0);
+    if (parse_algorithm(config.algorithm) == Algorithm::kNvls && !model.nvls)
+      diag.error("/algo", fmt::format("gpu model '{}' has no NVLS parameters (NVLS needs Hopper or later)", model.name));
     if (config.protocol && !model.protocols.contains(*config.protocol))
       diag.error("/proto", fmt::format("gpu model '{}' has no parameters for protocol {}", model.name,
                                        topo::protocol_name(*config.protocol)));
@@ -62,6 +67,7 @@ class SweepDriver {
     gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
     std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
     sizes_ = nccl_test_sizes(config);
+    nvls_available_ = fabric.supports_in_switch_collectives(gpu_of_rank_);
   }
 
   NcclTestResult run() {
@@ -82,14 +88,28 @@ class SweepDriver {
     const auto& gpu = fabric_.spec().gpu_model(0);
     NcclTestRow row;
     row.bytes = nccl_tests_bytes(config_.op, sizes_[index], ranks_, config_.element_size, row.count);
-    const TunerChoice choice = choose_ring(gpu, {config_.op, ranks_, row.bytes, config_.protocol, config_.channels});
-    const auto& protocol = gpu.protocols.at(choice.protocol);
-    CollectivePlan plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+    const TunerChoice choice = choose(gpu, {config_.op, ranks_, row.bytes, config_.protocol, config_.channels,
+                                            parse_algorithm(config_.algorithm), nvls_available_});
+    CollectivePlan plan;
+    ExecutionParams params;
+    params.gpu_of_rank = gpu_of_rank_;
+    if (choice.algorithm == Algorithm::kNvls) {
+      if (!nvls_available_)
+        throw core::ConfigError(fabric_.spec().file, "/devices",
+                                "NVLS needs a switch with in-network reduction attached to every GPU used");
+      plan = plan_nvls_all_reduce({ranks_, row.bytes, choice.channels, config_.element_size}, *gpu.nvls);
+      params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
+    } else {
+      const auto& protocol = gpu.protocols.at(choice.protocol);
+      plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+      params.step_latency = protocol.step_latency;
+      params.reduce_latency = gpu.reduce_latency;
+      params.channel_cap = protocol.channel_cap;
+    }
     row.algorithm = plan.algorithm;
     row.protocol = plan.protocol;
     row.channels = choice.channels;
     row.transfers = plan.transfers.size();
-    ExecutionParams params{gpu_of_rank_, protocol.step_latency, gpu.reduce_latency, protocol.channel_cap};
     // The kernel starts after the host enqueue and launch; nccl-tests times
     // back-to-back launches, so this overhead is part of every iteration.
     const core::TimePs begin = core::now_ps() + gpu.launch_overhead;
@@ -112,6 +132,7 @@ class SweepDriver {
   int ranks_ = 0;
   std::vector<int> gpu_of_rank_;
   std::vector<core::Bytes> sizes_;
+  bool nvls_available_ = false;
   NcclTestResult result_;
 };
 

@@ -11,14 +11,60 @@ CrossbarSwitch::CrossbarSwitch(sc_core::sc_module_name name, const SwitchParams&
 }
 
 void CrossbarSwitch::receive(Segment&& segment) {
+  if (segment.kind != SegmentKind::kUnicast) {
+    if (!params_.in_network_reduction || segment.op == nullptr)
+      throw core::SimulationError(std::string(name()) + ": in-network reduction asked of a switch without it");
+    if (segment.kind == SegmentKind::kReduce) {
+      reduce(std::move(segment));
+    } else {
+      multicast(std::move(segment));
+    }
+    return;
+  }
+  const TimePs tail_ready = segment.tail_time + params_.traversal_latency;
+  forward(std::move(segment), tail_ready);
+}
+
+void CrossbarSwitch::forward(Segment&& segment, TimePs tail_ready) {
   const auto& ports = segment.route->out_ports;
   if (segment.hop >= ports.size() || ports[segment.hop] >= out.size())
     throw core::SimulationError(std::string(name()) + ": segment arrived with no valid output port in its route");
   const std::size_t port = ports[segment.hop++];
   const TimePs ready = core::now_ps() + params_.traversal_latency;
-  const TimePs tail_ready = segment.tail_time + params_.traversal_latency;
   ++forwarded_;
   out[port]->transmit(std::move(segment), ready, tail_ready);
+}
+
+void CrossbarSwitch::reduce(Segment&& segment) {
+  // The reduction engine consumes the piece: its input buffer space is free.
+  if (segment.credit_holder != nullptr) segment.credit_holder->return_credits(segment.credit_bytes, core::now_ps());
+  auto [it, inserted] = reductions_.try_emplace(PieceKey{segment.transfer_id, segment.piece});
+  PartialReduction& partial = it->second;
+  partial.last_tail = std::max(partial.last_tail, segment.tail_time);
+  if (++partial.arrived < segment.op->fan_in) return;
+  // Every source's piece is here: the combined piece streams out to the destination.
+  const TimePs tail_ready = partial.last_tail + params_.traversal_latency;
+  reductions_.erase(it);
+  segment.kind = SegmentKind::kUnicast;
+  segment.route = segment.op->result_route;
+  segment.hop = 0;
+  segment.credit_holder = nullptr;
+  segment.credit_bytes = 0;
+  forward(std::move(segment), tail_ready);
+}
+
+void CrossbarSwitch::multicast(Segment&& segment) {
+  if (segment.credit_holder != nullptr) segment.credit_holder->return_credits(segment.credit_bytes, core::now_ps());
+  const TimePs ready = core::now_ps() + params_.traversal_latency;
+  const TimePs tail_ready = segment.tail_time + params_.traversal_latency;
+  for (const auto port : *segment.op->multicast_ports) {
+    Segment copy = segment;
+    copy.kind = SegmentKind::kUnicast;
+    copy.credit_holder = nullptr;
+    copy.credit_bytes = 0;
+    ++forwarded_;
+    out[port]->transmit(std::move(copy), ready, tail_ready);
+  }
 }
 
 }  // namespace fabsim::models

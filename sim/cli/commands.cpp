@@ -45,7 +45,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.test.gpus = f.gpus;
   std::string algo;
   for (char c : f.algo) algo += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  r.test.algorithm = algo == "auto" ? "ring" : algo;
+  r.test.algorithm = algo;
   if (f.proto != "auto" && f.proto != "AUTO") {
     if (auto p = traces::parse_protocol(f.proto)) {
       r.test.protocol = p;
@@ -83,7 +83,7 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("-e,--maxbytes", flags->max_bytes, "Largest size (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("-f,--stepfactor", flags->factor, "Size multiplier between rows")->capture_default_str();
   cmd->add_option("-g,--ngpus", flags->gpus, "Use the first N GPUs of the topology (default: all)");
-  cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring or auto")->capture_default_str();
+  cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring, nvls or auto")->capture_default_str();
   cmd->add_option("--proto", flags->proto, "NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();

@@ -83,7 +83,7 @@ SimulationRequest load_scenario(const std::string& path) {
     if (const auto e = o.quantity("max_bytes", QuantityKind::kBytes)) request.test.max_bytes = static_cast<core::Bytes>(*e);
     request.test.factor = o.number("factor", false).value_or(2.0);
     request.test.gpus = static_cast<int>(o.integer("gpus", false, 1).value_or(0));
-    if (const auto algo = o.string("algo", false)) request.test.algorithm = *algo == "auto" ? "ring" : *algo;
+    if (const auto algo = o.string("algo", false)) request.test.algorithm = *algo;
     if (const auto proto = o.string("proto", false); proto && *proto != "auto") {
       if (auto p = traces::parse_protocol(*proto)) {
         request.test.protocol = p;

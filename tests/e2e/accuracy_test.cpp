@@ -80,3 +80,41 @@ TEST_CASE("4-GPU all-reduce sweep: latency floor within 15%, every size below 25
     CHECK(std::abs(err) < (bytes <= 4096 ? 0.15 : 0.25));
   }
 }
+
+TEST_CASE("NVLS all-reduce on 8 GPUs reaches the published ~480 GB/s busbw plateau above 1 GB", "[accuracy][nvls]") {
+  const json data = published();
+  const double published_busbw = dataset(data, "h100_8gpu_all_reduce_maintainer_expectation")["rows"][1]["busbw_GBps"].get<double>();
+  const auto rows = predicted("-b 1G -e 8G -g 8 --algo nvls");
+  for (const auto& [bytes, row] : rows) {
+    INFO("bytes " << bytes << " busbw " << row["busbw_GBps"]);
+    CHECK(std::abs(row["busbw_GBps"].get<double>() - published_busbw) / published_busbw < 0.05);
+  }
+}
+
+TEST_CASE("NVLS all-reduce on 2, 4 and 6 GPUs (256 MB - 8 GB) is predicted within 10%", "[accuracy][nvls]") {
+  const json data = published();
+  for (const auto& [id, gpus] : std::vector<std::pair<std::string, int>>{{"h100_sxm_2gpu_all_reduce_nvls_256M-8G_nccl2.29", 2},
+                                                                         {"h100_sxm_4gpu_all_reduce_nvls_256M-8G_nccl2.29", 4},
+                                                                         {"h100_sxm_6gpu_all_reduce_nvls_256M-8G_nccl2.29", 6}}) {
+    const auto rows = predicted("-b 256M -e 8G --algo nvls -g " + std::to_string(gpus));
+    for (const auto& m : dataset(data, id)["rows"]) {
+      const auto bytes = m["bytes"].get<std::uint64_t>();
+      const double err = (rows.at(bytes)["time_us"].get<double>() - m["time_us"].get<double>()) / m["time_us"].get<double>();
+      INFO(id << " bytes " << bytes << " error " << 100 * err << "%");
+      CHECK(std::abs(err) < 0.10);
+    }
+  }
+}
+
+TEST_CASE("on 8 GPUs the default switches from Ring to NVLS between 1 and 2 MiB, and NVLS gains with GPU count", "[accuracy][nvls]") {
+  const auto eight = predicted("-b 1M -e 2M -g 8");
+  CHECK(eight.at(1u << 20)["algorithm"] == "Ring");
+  CHECK(eight.at(2u << 20)["algorithm"] == "NVLS");
+  double previous = 0;
+  for (int g : {4, 6, 8}) {
+    const auto rows = predicted("-b 4G -e 4G --algo nvls -g " + std::to_string(g));
+    const double busbw = rows.at(4ull << 30)["busbw_GBps"].get<double>();
+    CHECK(busbw > previous);
+    previous = busbw;
+  }
+}

@@ -100,3 +100,22 @@ TEST_CASE("the stock scenario matches its reviewed golden file", "[e2e][golden]"
     CHECK(got["time_us"].get<double>() == Approx(want["time_us"].get<double>()).epsilon(0.005));
   }
 }
+
+TEST_CASE("NVLS moves (n+1)/n of the buffer over each GPU port and direction", "[e2e][nvls]") {
+  const int n = 4;
+  const std::string topology = fabsim::testing::star_topology("nvls_star", n);
+  const json doc = run_json("nccl-test --topology " + topology + " --algo nvls -b 64M -e 64M --links");
+  REQUIRE(doc["rows"][0]["algorithm"] == "NVLS");
+  const double S = 64.0 * 1024 * 1024;
+  for (const auto& link : doc["links"]) {
+    INFO(link["link"]);
+    // up: S of reduction sources + S/n of the head's store; down: S/n of reduced result + S of stores
+    CHECK(link["bytes"].get<double>() == Approx(S * (n + 1) / n).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("NVLS is refused where no switch can reduce", "[e2e][nvls]") {
+  const std::string topology = fabsim::testing::star_topology("nvls_direct", 2, true);
+  const auto r = run_fabsim("nccl-test --topology " + topology + " --algo nvls -b 1M -e 1M");
+  CHECK(r.exit_code == 2);
+}

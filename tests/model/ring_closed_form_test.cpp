@@ -16,6 +16,7 @@ void check_ring_all_reduce(int n) {
   const core::Bytes S = 24ull << 20;  // divisible by n for n in {2, 3, 4, 8}
   traces::NcclTestConfig config;
   config.min_bytes = config.max_bytes = S;
+  config.algorithm = "ring";
   config.protocol = topo::Protocol::kSimple;
   config.channels = 1;
   const auto result = traces::run_nccl_test(fabric, config);

@@ -16,7 +16,7 @@ const topo::GpuModel& h100() {
 }  // namespace
 
 TEST_CASE("NCCL's model on 8 H100: LL for small, LL128 in the middle, Simple for large all-reduces", "[tuner]") {
-  auto choose = [](core::Bytes b) { return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, {}, {}}); };
+  auto choose = [](core::Bytes b) { return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, {}, {}, {}, false}); };
   CHECK(choose(8).protocol == Protocol::kLL);
   CHECK(choose(1 << 20).protocol == Protocol::kLL);
   CHECK(choose(8 << 20).protocol == Protocol::kLL128);
@@ -24,13 +24,13 @@ TEST_CASE("NCCL's model on 8 H100: LL for small, LL128 in the middle, Simple for
 }
 
 TEST_CASE("NCCL's ring latency model: 8-GPU LL all-reduce costs 6.6 + 14 x 0.6 us", "[tuner]") {
-  const double t = traces::nccl_ring_model_time_us(h100(), {CollectiveOp::kAllReduce, 8, 0, {}, {}}, Protocol::kLL);
+  const double t = traces::nccl_ring_model_time_us(h100(), {CollectiveOp::kAllReduce, 8, 0, {}, {}, {}, false}, Protocol::kLL);
   CHECK(t == Approx(6.6 + 14 * 0.6));
 }
 
 TEST_CASE("channels drop for small messages: 24 above 24 x 512 x 64 bytes with Simple", "[tuner]") {
   auto channels = [](core::Bytes b) {
-    return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, Protocol::kSimple, {}}).channels;
+    return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, Protocol::kSimple, {}, {}, false}).channels;
   };
   CHECK(channels(24 * 512 * 64) == 24);
   CHECK(channels(24 * 512 * 64 - 1) == 23);
@@ -38,10 +38,24 @@ TEST_CASE("channels drop for small messages: 24 above 24 x 512 x 64 bytes with S
 }
 
 TEST_CASE("forced protocol and channel count are honoured", "[tuner]") {
-  const auto c = traces::choose_ring(h100(), {CollectiveOp::kAllGather, 8, 1ull << 30, Protocol::kLL, 8});
+  const auto c = traces::choose_ring(h100(), {CollectiveOp::kAllGather, 8, 1ull << 30, Protocol::kLL, 8, {}, false});
   CHECK(c.protocol == Protocol::kLL);
   CHECK(c.channels == 8);
   CHECK(traces::parse_protocol("simple") == Protocol::kSimple);
   CHECK(traces::parse_protocol("LL128") == Protocol::kLL128);
   CHECK_FALSE(traces::parse_protocol("ll64").has_value());
+}
+
+TEST_CASE("NCCL's choice on 8 H100 with NVLink SHARP: Ring LL to 1 MiB, NVLS from 2 MiB", "[tuner][nvls]") {
+  auto choose = [](int n, core::Bytes b) {
+    return traces::choose(h100(), {CollectiveOp::kAllReduce, n, b, {}, {}, {}, true});
+  };
+  CHECK(choose(8, 1 << 20).algorithm == traces::Algorithm::kRing);
+  CHECK(choose(8, 2 << 20).algorithm == traces::Algorithm::kNvls);
+  CHECK(choose(8, 1ull << 30).algorithm == traces::Algorithm::kNvls);
+  CHECK(choose(8, 1ull << 30).channels == 16);
+  CHECK(choose(4, 1ull << 30).algorithm == traces::Algorithm::kRing);  // NCCL 2.29 picks Ring at 4 GPUs too
+  // Without a SHARP-capable switch, or for all-gather, it is always a ring.
+  CHECK(traces::choose(h100(), {CollectiveOp::kAllReduce, 8, 1ull << 30, {}, {}, {}, false}).algorithm == traces::Algorithm::kRing);
+  CHECK(traces::choose(h100(), {CollectiveOp::kAllGather, 8, 1ull << 30, {}, {}, {}, true}).algorithm == traces::Algorithm::kRing);
 }

@@ -7,17 +7,24 @@
 #include <string>
 #include <vector>
 
+#include "models/transport.hpp"
 #include "sim/core/units.hpp"
 
 namespace fabsim::traces {
 
 inline constexpr std::int32_t kNoTransfer = -1;
 
-/// One slice moved from one rank to its peer on one channel.
+/// One slice moved on one channel: from one rank to its peer, or (NVLS)
+/// reduced from every rank into one inside the switch, or multicast from one
+/// rank to every rank by the switch.
 struct PlannedTransfer {
+  models::TransferKind kind = models::TransferKind::kPointToPoint;
   std::int32_t channel = 0;
-  std::int32_t source = 0;       ///< rank (index into the communicator)
-  std::int32_t destination = 0;  ///< rank
+  std::int32_t source = 0;       ///< rank (index into the communicator); the issuer of a multicast
+  std::int32_t destination = 0;  ///< rank; the issuer of an in-switch reduction
+
+  /// The rank whose SM runs this transfer's primitive.
+  std::int32_t issuer() const { return kind == models::TransferKind::kReduceInSwitch ? destination : source; }
   core::Bytes payload = 0;
   /// The transfer whose data this one forwards: it must have been received
   /// (and its step synchronised) at `source` first.

@@ -17,6 +17,33 @@ std::optional<Protocol> parse_protocol(std::string_view name) {
   return std::nullopt;
 }
 
+std::string algorithm_name(Algorithm a) { return a == Algorithm::kRing ? "Ring" : "NVLS"; }
+
+std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "ring") return Algorithm::kRing;
+  if (lower == "nvls") return Algorithm::kNvls;
+  return std::nullopt;
+}
+
+double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
+  const auto& nvls = *gpu.nvls;
+  const double alg_gbps = request.ranks * nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency;
+  return static_cast<double>(nvls.tuner_latency) / 1e6 + static_cast<double>(request.bytes) / (1000.0 * alg_gbps);
+}
+
+TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
+  const bool nvls_possible = request.nvls_available && gpu.nvls && request.op == CollectiveOp::kAllReduce && request.ranks > 1;
+  bool use_nvls = request.algorithm == Algorithm::kNvls;
+  if (!request.algorithm && nvls_possible) {
+    const TunerChoice ring = choose_ring(gpu, request);
+    use_nvls = nccl_nvls_model_time_us(gpu, request) < nccl_ring_model_time_us(gpu, request, ring.protocol);
+  }
+  if (!use_nvls) return choose_ring(gpu, request);
+  return {Algorithm::kNvls, topo::Protocol::kSimple, request.channels.value_or(gpu.nvls->channels)};
+}
+
 double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
   const auto& p = gpu.protocols.at(protocol);
   const int n = request.ranks;

@@ -12,18 +12,33 @@
 
 namespace fabsim::traces {
 
+enum class Algorithm { kRing, kNvls };
+std::string algorithm_name(Algorithm a);
+/// Parses NCCL's algorithm names case-insensitively ("ring", "NVLS"); "auto" is not an algorithm.
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+
 struct TunerRequest {
   CollectiveOp op = CollectiveOp::kAllReduce;
   int ranks = 2;
   core::Bytes bytes = 0;                    ///< NCCL's nBytes (= the nccl-tests size column)
   std::optional<topo::Protocol> protocol;   ///< forced, like NCCL_PROTO
   std::optional<int> channels;              ///< forced communicator channel count, like NCCL_MIN/MAX_NCHANNELS
+  std::optional<Algorithm> algorithm;       ///< forced, like NCCL_ALGO
+  bool nvls_available = false;              ///< the GPUs share a switch with in-network reduction
 };
 
 struct TunerChoice {
+  Algorithm algorithm = Algorithm::kRing;
   topo::Protocol protocol = topo::Protocol::kSimple;
   int channels = 1;
 };
+
+/// NCCL's predicted time (us) of an NVLS all-reduce (tuning.cc: latency + nBytes / algbw,
+/// algbw = heads x per-head bandwidth x nvlsEfficiency).
+double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request);
+
+/// Picks algorithm, protocol and channels the way NCCL does.
+TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// NCCL's predicted time (us) of a ring collective with `protocol` (for tests and the choice).
 double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);

@@ -63,7 +63,7 @@ void PlanExecutor::satisfy(std::int32_t id) {
 void PlanExecutor::issue(std::int32_t id) {
   const auto& t = plan_.transfers[id];
   const core::TimePs now = core::now_ps();
-  auto& engine = engine_free_[static_cast<std::size_t>(t.source) * plan_.channels + t.channel];
+  auto& engine = engine_free_[static_cast<std::size_t>(t.issuer()) * plan_.channels + t.channel];
   const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.payload_efficiency));
   const core::TimePs at = std::max(now, engine);
   // One SM pushes at most channel_cap of payload.
@@ -71,7 +71,7 @@ void PlanExecutor::issue(std::int32_t id) {
   auto send = [this, id, wire] {
     const auto& tr = plan_.transfers[id];
     transport_.send({id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
-                     params_.gpu_of_rank[tr.destination], tr.payload, wire});
+                     params_.gpu_of_rank[tr.destination], tr.payload, wire, tr.kind, &params_.gpu_of_rank});
   };
   if (at > now) {
     timers_.schedule(at, send);
@@ -107,8 +107,12 @@ void PlanExecutor::on_received(std::int32_t id) {
   s.received = true;
   const auto& t = plan_.transfers[id];
   const core::TimePs now = core::now_ps();
-  result_.rank_finish[t.destination] = std::max(result_.rank_finish[t.destination], now);
-  result_.rank_finish[t.source] = std::max(result_.rank_finish[t.source], now);
+  if (t.kind == models::TransferKind::kPointToPoint) {
+    result_.rank_finish[t.destination] = std::max(result_.rank_finish[t.destination], now);
+    result_.rank_finish[t.source] = std::max(result_.rank_finish[t.source], now);
+  } else {
+    for (auto& f : result_.rank_finish) f = std::max(f, now);  // every rank takes part
+  }
   if (t.released_by == kNoTransfer) release(id);
   for (auto next : waits_on_received_[id]) satisfy(next);
   if (--outstanding_ == 0) {

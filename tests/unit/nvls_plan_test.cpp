@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "traces/collectives/nvls_planner.hpp"
+
+using namespace fabsim;
+using models::TransferKind;
+
+namespace {
+topo::NvlsParams nvls() {
+  topo::NvlsParams p;
+  p.chunk_bytes = 128 * 1024;
+  p.payload_efficiency = 0.85;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("NVLS all-reduce: every byte is reduced once into its head and multicast once", "[plan][nvls]") {
+  for (int n : {2, 4, 8}) {
+    const core::Bytes S = 256ull << 20;
+    const auto plan = traces::plan_nvls_all_reduce({n, S, 16, 4}, nvls());
+    CHECK(plan.algorithm == "NVLS");
+    core::Bytes reduced = 0, stored = 0;
+    std::vector<core::Bytes> per_head(static_cast<std::size_t>(n), 0);
+    for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+      const auto& t = plan.transfers[i];
+      if (t.kind == TransferKind::kReduceInSwitch) {
+        reduced += t.payload;
+        per_head[t.destination] += t.payload;
+      } else {
+        REQUIRE(t.kind == TransferKind::kMulticastInSwitch);
+        stored += t.payload;
+        // A store sends what its reduction returned.
+        REQUIRE(t.after_received != traces::kNoTransfer);
+        CHECK(plan.transfers[t.after_received].kind == TransferKind::kReduceInSwitch);
+        CHECK(plan.transfers[t.after_received].payload == t.payload);
+      }
+    }
+    CHECK(reduced == S);
+    CHECK(stored == S);
+    for (auto b : per_head) CHECK(static_cast<double>(b) == Approx(static_cast<double>(S) / n).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("NVLS chunks are 128 KiB for large buffers and shrink for small ones", "[plan][nvls]") {
+  CHECK(traces::nvls_chunk_bytes(1ull << 30, 16, 8, 128 * 1024) == 128 * 1024);
+  CHECK(traces::nvls_chunk_bytes(1ull << 20, 16, 8, 128 * 1024) == 16 * 1024);
+  CHECK(traces::nvls_chunk_bytes(20ull << 20, 16, 8, 128 * 1024) == 16 * 1024);   // < 2 x 16 x 8 x 128 KiB
+  CHECK(traces::nvls_chunk_bytes(64ull << 20, 16, 8, 128 * 1024) == 32 * 1024);   // < 8 x ...
+  CHECK(traces::nvls_chunk_bytes(512ull << 20, 16, 8, 128 * 1024) == 64 * 1024);  // < 64 x ...
+}

@@ -1,0 +1,65 @@
+#include "traces/collectives/nvls_planner.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fabsim::traces {
+
+core::Bytes nvls_chunk_bytes(core::Bytes bytes, int channels, int heads, core::Bytes chunk) {
+  const core::Bytes unit = static_cast<core::Bytes>(channels) * static_cast<core::Bytes>(heads) * chunk;
+  if (bytes < 2 * unit) return std::max<core::Bytes>(chunk / 8, 1);
+  if (bytes < 8 * unit) return std::max<core::Bytes>(chunk / 4, 1);
+  if (bytes < 64 * unit) return std::max<core::Bytes>(chunk / 2, 1);
+  return chunk;
+}
+
+CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls) {
+  if (request.ranks < 1 || request.channels < 1) throw std::invalid_argument("NVLS plan needs ranks >= 1 and channels >= 1");
+  CollectivePlan plan;
+  plan.algorithm = "NVLS";
+  plan.protocol = "Simple";  // NVLS runs the Simple protocol only
+  plan.ranks = request.ranks;
+  plan.channels = request.channels;
+  plan.payload_efficiency = nvls.payload_efficiency;
+  const int n = request.ranks;
+  if (n == 1 || request.bytes == 0) return plan;
+
+  const core::Bytes elements = request.bytes / request.element_size;
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, n, nvls.chunk_bytes);
+  for (int head = 0; head < n; ++head) {
+    // The head's share of the buffer, in whole elements.
+    const core::Bytes first = elements * static_cast<core::Bytes>(head) / static_cast<core::Bytes>(n);
+    const core::Bytes last = elements * static_cast<core::Bytes>(head + 1) / static_cast<core::Bytes>(n);
+    const core::Bytes share = (last - first) * request.element_size;
+    for (int c = 0; c < request.channels; ++c) {
+      const core::Bytes begin = share * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
+      const core::Bytes end = share * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);
+      std::int32_t previous_reduce = kNoTransfer, previous_store = kNoTransfer;
+      for (core::Bytes offset = begin; offset < end; offset += chunk) {
+        const core::Bytes bytes = std::min(chunk, end - offset);
+        PlannedTransfer reduce;
+        reduce.kind = models::TransferKind::kReduceInSwitch;
+        reduce.channel = c;
+        reduce.source = head;
+        reduce.destination = head;
+        reduce.payload = bytes;
+        reduce.after_sent = previous_reduce;  // the channel's load-reduce warps go chunk by chunk
+        const auto reduce_id = static_cast<std::int32_t>(plan.transfers.size());
+        plan.transfers.push_back(reduce);
+
+        PlannedTransfer store = reduce;
+        store.kind = models::TransferKind::kMulticastInSwitch;
+        store.after_received = reduce_id;  // it stores what the reduction returned
+        store.after_sent = previous_store;
+        const auto store_id = static_cast<std::int32_t>(plan.transfers.size());
+        plan.transfers[reduce_id].released_by = store_id;
+        plan.transfers.push_back(store);
+        previous_reduce = reduce_id;
+        previous_store = store_id;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace fabsim::traces

@@ -1,0 +1,27 @@
+#pragma once
+/// NCCL's NVLS all-reduce (device/all_reduce.h, runNvls) as a CollectivePlan:
+/// the buffer is split into one slice per rank (its "head" share); each rank
+/// pulls its slice from every rank through the switch, which reduces it
+/// (multimem.ld_reduce), then stores the result to every rank through the
+/// switch's multicast (multimem.st). Per port and direction that moves
+/// S (n+1)/n instead of a ring's 2 S (n-1)/n.
+
+#include "topologies/hardware_catalogue.hpp"
+#include "traces/collectives/plan.hpp"
+
+namespace fabsim::traces {
+
+struct NvlsRequest {
+  int ranks = 2;
+  core::Bytes bytes = 0;  ///< per-rank buffer (all-reduce)
+  int channels = 1;
+  core::Bytes element_size = 4;
+};
+
+CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls);
+
+/// NCCL's NVLS chunk for a call: 128 KiB, halved (down to 16 KiB) for small
+/// buffers (enqueue.cc: below 64/8/2 x nChannels x nHeads x chunk).
+core::Bytes nvls_chunk_bytes(core::Bytes bytes, int channels, int heads, core::Bytes chunk);
+
+}  // namespace fabsim::traces
