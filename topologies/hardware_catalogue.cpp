@@ -146,6 +146,9 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
   m.reduce_latency = to_ps(p.quantity("reduce_latency", QuantityKind::kTime));
   m.ring_channels = static_cast<int>(p.integer("ring_channels").value_or(1));
+  m.p2p_channels = static_cast<int>(p.integer("p2p_channels").value_or(1));
+  m.p2p_chunk = static_cast<Bytes>(p.quantity("p2p_chunk", QuantityKind::kBytes).value_or(1));
+  m.p2p_ll_threshold = static_cast<Bytes>(p.quantity("p2p_ll_threshold", QuantityKind::kBytes).value_or(1));
   m.tuner_ring_bus_bandwidth = {p.quantity("tuner_ring_bus_bandwidth", QuantityKind::kBandwidth).value_or(1)};
   m.tuner_ll_max_bandwidth = {p.quantity("tuner_ll_max_bandwidth", QuantityKind::kBandwidth).value_or(1)};
   m.tuner_ll128_channel_max = {p.quantity("tuner_ll128_channel_max", QuantityKind::kBandwidth).value_or(1)};

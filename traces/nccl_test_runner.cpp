@@ -7,7 +7,9 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
+#include "traces/collectives/chain_planner.hpp"
 #include "traces/collectives/nvls_planner.hpp"
+#include "traces/collectives/p2p_planner.hpp"
 #include "traces/collectives/ring_planner.hpp"
 #include "traces/collectives/tuner.hpp"
 #include "traces/executor/plan_executor.hpp"
@@ -38,6 +40,9 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, nvls, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("NVLS is modelled for all_reduce only, not {}", collective_name(config.op)));
+  const int used = config.gpus == 0 ? available : config.gpus;
+  if (config.root < 0 || (config.root >= used && used > 0))
+    diag.error("/root", fmt::format("root rank {} is outside the {} ranks", config.root, used));
   if (config.channels && (*config.channels < 1 || *config.channels > 64))
     diag.error("/channels", fmt::format("expected 1..64 channels (NCCL's MAXCHANNELS), found {}", *config.channels));
   if (!spec.gpus.empty()) {
@@ -93,7 +98,13 @@ class SweepDriver {
     CollectivePlan plan;
     ExecutionParams params;
     params.gpu_of_rank = gpu_of_rank_;
-    if (choice.algorithm == Algorithm::kNvls) {
+    const bool point_to_point = config_.op == CollectiveOp::kSendRecv || config_.op == CollectiveOp::kAllToAll ||
+                                config_.op == CollectiveOp::kGather || config_.op == CollectiveOp::kScatter;
+    if (point_to_point) {
+      plan = plan_p2p({config_.op, ranks_, config_.root, row.bytes}, gpu);
+      const auto& protocol = gpu.protocols.at(*parse_protocol(plan.protocol));
+      params.step_latency = protocol.step_latency;
+    } else if (choice.algorithm == Algorithm::kNvls) {
       if (!nvls_available_)
         throw core::ConfigError(fabric_.spec().file, "/devices",
                                 "NVLS needs a switch with in-network reduction attached to every GPU used");
@@ -101,22 +112,27 @@ class SweepDriver {
       params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);
-      plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+      if (config_.op == CollectiveOp::kBroadcast || config_.op == CollectiveOp::kReduce) {
+        plan = plan_chain({config_.op, ranks_, config_.root, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+      } else {
+        plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+      }
       params.step_latency = protocol.step_latency;
       params.reduce_latency = gpu.reduce_latency;
       params.channel_cap = protocol.channel_cap;
     }
+    row.channels = plan.channels;
     row.algorithm = plan.algorithm;
     row.protocol = plan.protocol;
-    row.channels = choice.channels;
     row.transfers = plan.transfers.size();
     // The kernel starts after the host enqueue and launch; nccl-tests times
     // back-to-back launches, so this overhead is part of every iteration.
-    const core::TimePs begin = core::now_ps() + gpu.launch_overhead;
+    const core::TimePs begin = core::now_ps() + (row.bytes > 0 ? gpu.launch_overhead : 0);
     executor_.start(std::move(plan), std::move(params), begin, [this, index, row, gpu_launch = gpu.launch_overhead](const ExecutionResult& r) mutable {
       // nccl-tests averages the per-rank times (-a 1).
+      // NCCL returns at once for zero bytes: nothing is launched.
       double sum = 0;
-      for (auto t : r.rank_finish) sum += static_cast<double>(t + gpu_launch);
+      for (auto t : r.rank_finish) sum += static_cast<double>(t + (row.bytes > 0 ? gpu_launch : 0));
       row.time_us = sum / static_cast<double>(r.rank_finish.size()) / 1e6;
       row.algbw_gbps = row.time_us > 0 ? static_cast<double>(row.bytes) / (row.time_us * 1e3) : 0.0;
       row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(config_.op, ranks_);

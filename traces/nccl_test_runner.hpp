@@ -18,6 +18,7 @@ struct NcclTestConfig {
   core::Bytes max_bytes = 8;
   double factor = 2.0;                     ///< -f: multiply the size by this each row
   int gpus = 0;                            ///< -g: first N GPUs of the topology; 0 = all
+  int root = 0;                            ///< -r: root rank of broadcast, reduce, gather, scatter
   std::string algorithm = "auto";          ///< "ring", "nvls" or "auto" (NCCL's choice)
   std::optional<topo::Protocol> protocol;  ///< forced, else NCCL's choice
   std::optional<int> channels;             ///< forced channel count, else NCCL's

@@ -19,6 +19,7 @@ struct NcclTestFlags {
                                     channels = "auto", format = "table", segment_size = "512K";
   double factor = 2.0;
   int gpus = 0;
+  int root = 0;
   bool links = false;
 };
 
@@ -43,6 +44,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.test.max_bytes = size_flag("-e", f.max_bytes, diag);
   r.test.factor = f.factor;
   r.test.gpus = f.gpus;
+  r.test.root = f.root;
   std::string algo;
   for (char c : f.algo) algo += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   r.test.algorithm = algo;
@@ -78,11 +80,12 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   auto* cmd = app.add_subcommand("nccl-test", "Sweep a collective over sizes like nccl-tests' *_perf binaries");
   cmd->add_option("--topology,-t", flags->topology, "Topology JSON file")->required();
   cmd->add_option("--hardware", flags->hardware, "Hardware catalogue (default: the topology's, else configs/hardware/catalogue.json)");
-  cmd->add_option("--op", flags->op, "all_reduce, all_gather or reduce_scatter")->capture_default_str();
+  cmd->add_option("--op", flags->op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, gather or scatter")->capture_default_str();
   cmd->add_option("-b,--minbytes", flags->min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("-e,--maxbytes", flags->max_bytes, "Largest size (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("-f,--stepfactor", flags->factor, "Size multiplier between rows")->capture_default_str();
   cmd->add_option("-g,--ngpus", flags->gpus, "Use the first N GPUs of the topology (default: all)");
+  cmd->add_option("-r,--root", flags->root, "Root rank of broadcast, reduce, gather and scatter")->capture_default_str();
   cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring, nvls or auto")->capture_default_str();
   cmd->add_option("--proto", flags->proto, "NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();

@@ -27,6 +27,10 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
   run.topology_name = spec.name;
   run.op = traces::collective_name(request.test.op);
   run.gpus = request.test.gpus == 0 ? fabric.gpu_count() : request.test.gpus;
+  run.root = traces::is_rooted(request.test.op) ? request.test.root : -1;
+  const auto op = request.test.op;
+  run.reduces = op == traces::CollectiveOp::kAllReduce || op == traces::CollectiveOp::kReduceScatter ||
+                op == traces::CollectiveOp::kReduce;
   run.segment_size = request.segment_size;
   run.kernel_events = result.timer_events;
   for (const auto& l : links) run.kernel_events += l.segments;
@@ -83,6 +87,7 @@ SimulationRequest load_scenario(const std::string& path) {
     if (const auto e = o.quantity("max_bytes", QuantityKind::kBytes)) request.test.max_bytes = static_cast<core::Bytes>(*e);
     request.test.factor = o.number("factor", false).value_or(2.0);
     request.test.gpus = static_cast<int>(o.integer("gpus", false, 1).value_or(0));
+    request.test.root = static_cast<int>(o.integer("root", false, 0).value_or(0));
     if (const auto algo = o.string("algo", false)) request.test.algorithm = *algo;
     if (const auto proto = o.string("proto", false); proto && *proto != "auto") {
       if (auto p = traces::parse_protocol(*proto)) {

@@ -21,7 +21,8 @@ double round_to(double v, int digits) {
 
 void write_table(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result,
                  const std::vector<topo::LinkUsage>* links) {
-  fmt::print(out, "# fabsim nccl-test: {} on {} ({} GPUs), float, sum\n", run.op, run.topology_name, run.gpus);
+  const char* redop = run.reduces ? "sum" : "none";
+  fmt::print(out, "# fabsim nccl-test: {} on {} ({} GPUs), float, {}\n", run.op, run.topology_name, run.gpus, redop);
   fmt::print(out, "#\n");
   fmt::print(out, "# {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>9}  {:>8}  {:>8}\n", "size", "count",
              "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol", "channels");
@@ -30,7 +31,7 @@ void write_table(std::ostream& out, const RunDescription& run, const traces::Ncc
   double bus_sum = 0;
   for (const auto& r : result.rows) {
     fmt::print(out, "  {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>9}  {:>8}  {:>8}\n", r.bytes,
-               r.count, "float", "sum", -1, r.time_us, r.algbw_gbps, r.busbw_gbps, r.algorithm, r.protocol, r.channels);
+               r.count, "float", redop, run.root, r.time_us, r.algbw_gbps, r.busbw_gbps, r.algorithm, r.protocol, r.channels);
     bus_sum += r.busbw_gbps;
   }
   fmt::print(out, "# Avg bus bandwidth    : {:.3f}\n", result.rows.empty() ? 0.0 : bus_sum / result.rows.size());

@@ -22,6 +22,8 @@ struct RunDescription {
   std::string topology_name;
   std::string op;
   int gpus = 0;
+  int root = -1;           ///< -1 for operations without a root
+  bool reduces = true;     ///< redop column: "sum" or "none"
   core::Bytes segment_size = 0;
   std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
 };

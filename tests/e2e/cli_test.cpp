@@ -119,3 +119,18 @@ TEST_CASE("NVLS is refused where no switch can reduce", "[e2e][nvls]") {
   const auto r = run_fabsim("nccl-test --topology " + topology + " --algo nvls -b 1M -e 1M");
   CHECK(r.exit_code == 2);
 }
+
+TEST_CASE("every nccl-tests operation runs with its size and busbw conventions", "[e2e]") {
+  const std::vector<std::pair<std::string, double>> ops{{"broadcast", 1.0}, {"reduce", 1.0}, {"sendrecv", 1.0},
+                                                        {"alltoall", 7.0 / 8}, {"gather", 7.0 / 8}, {"scatter", 7.0 / 8}};
+  for (const auto& [op, factor] : ops) {
+    const json doc = run_json("nccl-test " + kTopology + " --op " + op + " -b 256M -e 256M");
+    const auto& row = doc["rows"][0];
+    INFO(op);
+    CHECK(row["bytes"] == 268435456);
+    CHECK(row["busbw_GBps"].get<double>() == Approx(row["algbw_GBps"].get<double>() * factor).epsilon(1e-4));
+    // Each is bounded by one GPU port: busbw between 80% and 100% of 18 x 25 GB/s x 0.824.
+    CHECK(row["busbw_GBps"].get<double>() < 371.0);
+    CHECK(row["busbw_GBps"].get<double>() > 0.8 * 371.0);
+  }
+}

@@ -9,7 +9,7 @@
 
 namespace fabsim::traces {
 
-enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter };
+enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv, kGather, kScatter };
 
 /// "all_reduce" style names, as nccl-tests' binaries and fabsim's CLI spell them.
 std::optional<CollectiveOp> parse_collective(std::string_view name);
@@ -17,15 +17,18 @@ std::string collective_name(CollectiveOp op);
 /// The names accepted by parse_collective, comma separated.
 std::string collective_names();
 
+/// Broadcast, reduce, gather and scatter have a root rank.
+bool is_rooted(CollectiveOp op);
+
 /// nccl-tests' busbw factor: algbw x factor = busbw (src/*.cu of nccl-tests).
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
-/// Ring steps in which each rank sends: 2(n-1) for all-reduce, n-1 otherwise.
+/// NCCL's nsteps: 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n otherwise.
 int ring_steps(CollectiveOp op, int ranks);
 
-/// nccl-tests' element count for a size column value (float elements: count
-/// per rank for all-reduce, per-rank share of the total for all-gather and
-/// reduce-scatter). nccl-tests rounds the size down to whole elements per rank.
+/// nccl-tests' element count for a size column value: the buffer's elements
+/// for all-reduce, broadcast, reduce and sendrecv; one rank's (or peer's) part
+/// of the total for the others. Sizes are rounded down to whole elements per part.
 core::Bytes nccl_tests_bytes(CollectiveOp op, core::Bytes requested, int ranks, core::Bytes element_size, std::uint64_t& count);
 
 }  // namespace fabsim::traces

@@ -57,8 +57,8 @@ int chunk_sent(CollectiveOp op, int r, int s, int n) {
       return s < n - 1 ? ((r - 1 - s) % n + n) % n : ((r - (s - (n - 1))) % n + n) % n;
     case CollectiveOp::kAllGather: return ((r - s) % n + n) % n;
     case CollectiveOp::kReduceScatter: return ((r - 1 - s) % n + n) % n;
+    default: throw std::invalid_argument("ring planner: not a ring all-reduce, all-gather or reduce-scatter");
   }
-  return 0;
 }
 
 std::vector<core::Bytes> slices_of(core::Bytes chunk, core::Bytes slice) {

@@ -41,6 +41,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     if (t.released_by != kNoTransfer) releases_[t.released_by].push_back(id);
   }
   if (n == 0) {
+    result_.rank_finish.assign(static_cast<std::size_t>(plan_.ranks), 0);  // relative to the start
     timers_.schedule(start, [this] {
       auto done = std::move(done_);
       done(result_);

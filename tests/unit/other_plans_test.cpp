@@ -1,0 +1,77 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "test_support.hpp"
+#include "topologies/topology_spec.hpp"
+#include "traces/collectives/chain_planner.hpp"
+#include "traces/collectives/p2p_planner.hpp"
+
+using namespace fabsim;
+using traces::CollectiveOp;
+
+namespace {
+topo::ProtocolParams simple() {
+  topo::ProtocolParams p;
+  p.slot_bytes = 512 * 1024;
+  p.slots = 8;
+  return p;
+}
+const topo::GpuModel& h100() {
+  static const auto catalogue = topo::load_hardware_catalogue(testing::source_path("configs/hardware/catalogue.json"));
+  return catalogue.gpus.at("h100-sxm");
+}
+std::map<std::pair<int, int>, core::Bytes> bytes_by_pair(const traces::CollectivePlan& plan) {
+  std::map<std::pair<int, int>, core::Bytes> out;
+  for (const auto& t : plan.transfers) out[{t.source, t.destination}] += t.payload;
+  return out;
+}
+}  // namespace
+
+TEST_CASE("broadcast is a chain from the root: every link of the chain carries the buffer once", "[plan]") {
+  const core::Bytes S = 10ull << 20;
+  const auto plan = traces::plan_chain({CollectiveOp::kBroadcast, 4, 2, S, 3, topo::Protocol::kSimple, 4}, simple());
+  const auto pairs = bytes_by_pair(plan);
+  REQUIRE(pairs.size() == 3);
+  CHECK(pairs.at({2, 3}) == S);
+  CHECK(pairs.at({3, 0}) == S);
+  CHECK(pairs.at({0, 1}) == S);
+  for (const auto& t : plan.transfers) {
+    CHECK_FALSE(t.reduced_on_receipt);
+    CHECK(t.payload <= 512 * 1024);  // one step per chunk
+    if (t.source != 2) REQUIRE(t.after_received != traces::kNoTransfer);  // forwards what it received
+  }
+}
+
+TEST_CASE("reduce is a chain ending at the root, reducing at every hop", "[plan]") {
+  const core::Bytes S = 4ull << 20;
+  const auto plan = traces::plan_chain({CollectiveOp::kReduce, 4, 0, S, 2, topo::Protocol::kSimple, 4}, simple());
+  const auto pairs = bytes_by_pair(plan);
+  CHECK(pairs.at({1, 2}) == S);
+  CHECK(pairs.at({2, 3}) == S);
+  CHECK(pairs.at({3, 0}) == S);
+  for (const auto& t : plan.transfers) CHECK(t.reduced_on_receipt);
+}
+
+TEST_CASE("point-to-point flows follow nccl-tests: ring shift, all pairs, to and from the root", "[plan]") {
+  const core::Bytes S = 8ull << 20;
+  CHECK(traces::p2p_flows({CollectiveOp::kSendRecv, 4, 0, S}).size() == 4);
+  const auto a2a = traces::p2p_flows({CollectiveOp::kAllToAll, 4, 0, S});
+  CHECK(a2a.size() == 12);
+  for (const auto& f : a2a) CHECK(f.bytes == S / 4);
+  for (const auto& f : traces::p2p_flows({CollectiveOp::kGather, 4, 1, S})) CHECK(f.destination == 1);
+  for (const auto& f : traces::p2p_flows({CollectiveOp::kScatter, 4, 3, S})) CHECK(f.source == 3);
+}
+
+TEST_CASE("p2p plans: chunks of 512 KiB over the peer's channels, LL only for small messages", "[plan]") {
+  const auto plan = traces::plan_p2p({CollectiveOp::kAllToAll, 8, 0, 1ull << 30}, h100());
+  CHECK(plan.protocol == "Simple");
+  CHECK(plan.channels == 4 * 7);  // 32 p2p channels shared by 7 peers: 4 each
+  core::Bytes total = 0;
+  for (const auto& t : plan.transfers) {
+    CHECK(t.payload <= 512 * 1024);
+    total += t.payload;
+  }
+  CHECK(total == (1ull << 30) / 8 * 56);
+  CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 2, 0, 4096}, h100()).protocol == "LL");
+}

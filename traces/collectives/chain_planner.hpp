@@ -1,0 +1,24 @@
+#pragma once
+/// NCCL's ring broadcast and reduce (device/broadcast.h, reduce.h): a
+/// pipelined chain along the ring, from the root (broadcast) or to it
+/// (reduce), one step per chunk, every link carrying the buffer once.
+
+#include "topologies/hardware_catalogue.hpp"
+#include "traces/collectives/collective.hpp"
+#include "traces/collectives/plan.hpp"
+
+namespace fabsim::traces {
+
+struct ChainRequest {
+  CollectiveOp op = CollectiveOp::kBroadcast;  ///< kBroadcast or kReduce
+  int ranks = 2;
+  int root = 0;
+  core::Bytes bytes = 0;  ///< the buffer
+  int channels = 1;
+  topo::Protocol protocol = topo::Protocol::kSimple;
+  core::Bytes element_size = 4;
+};
+
+CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& protocol);
+
+}  // namespace fabsim::traces

@@ -1,0 +1,92 @@
+#include "traces/collectives/p2p_planner.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace fabsim::traces {
+
+std::vector<P2PFlow> p2p_flows(const P2PRequest& r) {
+  const int n = r.ranks;
+  std::vector<P2PFlow> flows;
+  if (n < 2) return flows;
+  const core::Bytes part = r.bytes / static_cast<core::Bytes>(n);
+  switch (r.op) {
+    case CollectiveOp::kSendRecv:
+      for (int s = 0; s < n; ++s) flows.push_back({s, (s + 1) % n, r.bytes});
+      break;
+    case CollectiveOp::kAllToAll:
+      // Peers in NCCL's round order: round k pairs rank s with s+k.
+      for (int k = 1; k < n; ++k)
+        for (int s = 0; s < n; ++s) flows.push_back({s, (s + k) % n, part});
+      break;
+    case CollectiveOp::kGather:
+      for (int s = 0; s < n; ++s)
+        if (s != r.root) flows.push_back({s, r.root, part});
+      break;
+    case CollectiveOp::kScatter:
+      for (int d = 0; d < n; ++d)
+        if (d != r.root) flows.push_back({r.root, d, part});
+      break;
+    default: throw std::invalid_argument("p2p_flows: not a point-to-point operation");
+  }
+  return flows;
+}
+
+topo::Protocol p2p_protocol(const topo::GpuModel& gpu, core::Bytes peer_bytes, int channels_per_peer) {
+  return peer_bytes <= static_cast<core::Bytes>(channels_per_peer) * gpu.p2p_ll_threshold ? topo::Protocol::kLL
+                                                                                          : topo::Protocol::kSimple;
+}
+
+int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer_bytes) {
+  int per_peer = 1;
+  while (per_peer * 2 * std::max(1, peers) <= gpu.p2p_channels) per_peer *= 2;
+  constexpr core::Bytes kMinTrafficPerChannel = 32 * 1024;  // enqueue.cc
+  const auto useful = static_cast<int>(std::max<core::Bytes>(1, (peer_bytes + kMinTrafficPerChannel - 1) / kMinTrafficPerChannel));
+  return std::max(1, std::min(per_peer, useful));
+}
+
+CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu) {
+  const auto flows = p2p_flows(request);
+  std::map<int, int> peers_of;  // sends per rank, to size its channels
+  core::Bytes largest = 0;
+  for (const auto& f : flows) {
+    ++peers_of[f.source];
+    largest = std::max(largest, f.bytes);
+  }
+  int peers = 1;
+  for (const auto& [rank, count] : peers_of) peers = std::max(peers, count);
+  const int per_peer = p2p_channels_per_peer(gpu, peers, largest);
+  const topo::Protocol proto = p2p_protocol(gpu, largest, per_peer);
+  const auto& p = gpu.protocols.at(proto);
+
+  CollectivePlan plan;
+  plan.algorithm = "P2P";
+  plan.protocol = topo::protocol_name(proto);
+  plan.ranks = request.ranks;
+  plan.channels = std::max(1, per_peer * peers);
+  plan.payload_efficiency = p.payload_efficiency;
+  const core::Bytes chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
+  std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (channel, source) -> sends
+  std::map<int, int> next_channel_base;                                  // by source: channels used so far
+  for (const auto& f : flows) {
+    const int base = next_channel_base[f.source];
+    next_channel_base[f.source] += per_peer;
+    int k = 0;
+    for (core::Bytes offset = 0; offset < f.bytes; offset += chunk, ++k) {
+      PlannedTransfer t;
+      t.channel = base + k % per_peer;
+      t.source = f.source;
+      t.destination = f.destination;
+      t.payload = std::min(chunk, f.bytes - offset);
+      auto& sent = connection[{t.channel, f.source}];
+      if (static_cast<int>(sent.size()) >= p.slots) t.after_released = sent[sent.size() - static_cast<std::size_t>(p.slots)];
+      if (!sent.empty()) t.after_sent = sent.back();
+      sent.push_back(static_cast<std::int32_t>(plan.transfers.size()));
+      plan.transfers.push_back(t);
+    }
+  }
+  return plan;
+}
+
+}  // namespace fabsim::traces
