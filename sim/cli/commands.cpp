@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "sim/cli/simulation_request.hpp"
+#include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/topology_spec.hpp"
 #include "traces/collectives/tuner.hpp"
@@ -155,9 +157,29 @@ void register_describe(CLI::App& app, CommandSet& commands) {
   });
 }
 
+void register_validate(CLI::App& app, CommandSet& commands) {
+  auto options = std::make_shared<ValidateOptions>();
+  options->topology_dir = topo::default_catalogue_path() + "/../../../topologies";
+  auto* cmd = app.add_subcommand("validate", "Compare predictions with a measurements file (published-measurements.json format)");
+  cmd->add_option("--measurements,-m", options->measurements, "Measurements JSON")->required();
+  cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies");
+  cmd->add_option("--max-bandwidth-error", options->max_bandwidth_error, "Fail (exit 1) above this median error at >= 1 MiB, e.g. 0.05");
+  cmd->add_option("--max-latency-error", options->max_latency_error, "Fail (exit 1) above this median error below 1 MiB, e.g. 0.15");
+  cmd->add_flag("--json", options->json, "Print the comparison as JSON");
+  cmd->callback([options, &commands] {
+    commands.action = [options] {
+      ValidateOptions o = *options;
+      o.self = std::filesystem::read_symlink("/proc/self/exe").string();
+      o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
+      return run_validate(o, std::cout);
+    };
+  });
+}
+
 }  // namespace
 
 void register_commands(CLI::App& app, CommandSet& commands) {
+  register_validate(app, commands);
   register_nccl_test(app, commands);
   register_run(app, commands);
   register_describe(app, commands);

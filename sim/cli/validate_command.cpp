@@ -1,0 +1,164 @@
+#include "sim/cli/validate_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+using nlohmann::json;
+constexpr std::uint64_t kMiB = 1u << 20;
+
+/// Which stock topology a data set's system runs on, or why none does.
+std::string topology_for(const json& ds, const std::string& dir, std::string& why) {
+  const std::string gpu = ds.value("gpu", "");
+  if (ds.value("nodes", 0) != 1) {
+    why = "multi-node systems are not modelled yet";
+    return "";
+  }
+  if (gpu.find("H100") != std::string::npos && gpu.find("SXM") != std::string::npos) return dir + "/hgx-h100.json";
+  why = fmt::format("no stock topology for GPU '{}'", gpu);
+  return "";
+}
+
+/// The algorithm the data set says NCCL ran (forced or logged), else NCCL's choice.
+std::string algorithm_for(const json& ds) {
+  const std::string recorded = ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "";
+  if (recorded.find("NVLS") != std::string::npos) return "nvls";
+  if (recorded.find("Ring") != std::string::npos) return "ring";
+  return "auto";
+}
+
+std::string run_child(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) throw core::SimulationError("cannot run " + command);
+  std::string out;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) out.append(buffer.data(), n);
+  if (pclose(pipe.release()) != 0) throw core::SimulationError("a simulation failed: " + command);
+  return out;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+int run_validate(const ValidateOptions& options, std::ostream& out) {
+  const json doc = core::read_json_file(options.measurements);
+  if (!doc.contains("collective_datasets") || !doc["collective_datasets"].is_array())
+    throw core::ConfigError(options.measurements, "/collective_datasets", "expected an array of data sets");
+
+  std::vector<double> latency_errors, bandwidth_errors;
+  json report = {{"datasets", json::array()}, {"skipped", json::array()}};
+  const auto& sets = doc["collective_datasets"];
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const json& ds = sets[i];
+    const std::string id = ds.value("id", fmt::format("collective_datasets/{}", i));
+    std::string why;
+    std::vector<const json*> rows;
+    if (ds.contains("rows") && ds["rows"].is_array())
+      for (const auto& r : ds["rows"])
+        if (r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 &&
+            r.contains("time_us") && r["time_us"].is_number())
+          rows.push_back(&r);
+    std::string topology;
+    if (id.find("cudagraph") != std::string::npos) {
+      why = "CUDA-graph timing has no launch gaps between iterations (not modelled)";
+    } else if (rows.empty()) {
+      why = "no per-size rows with a byte count and a time (a summary figure)";
+    } else if (!ds["gpus"].is_number_integer() || !ds["collective"].is_string()) {
+      why = "no GPU count or collective";
+    } else {
+      topology = topology_for(ds, options.topology_dir, why);
+    }
+    if (topology.empty()) {
+      report["skipped"].push_back({{"id", id}, {"reason", why}});
+      continue;
+    }
+    std::uint64_t lo = ~0ull, hi = 0;
+    for (const auto* r : rows) {
+      lo = std::min(lo, (*r)["bytes"].get<std::uint64_t>());
+      hi = std::max(hi, (*r)["bytes"].get<std::uint64_t>());
+    }
+    const std::string algorithm = algorithm_for(ds);
+    const std::string command =
+        fmt::format("{} nccl-test --topology {} --op {} -g {} -b {} -e {} -f 2 --algo {} --format json 2>/dev/null",
+                    quote(options.self), quote(topology), quote(ds["collective"].get<std::string>()),
+                    ds["gpus"].get<int>(), lo, hi, algorithm);
+    const json predicted = json::parse(run_child(command));
+    std::map<std::uint64_t, const json*> by_bytes;
+    for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = &row;
+
+    json entry = {{"id", id}, {"gpus", ds["gpus"]}, {"collective", ds["collective"]}, {"algorithm", algorithm}, {"rows", json::array()}};
+    if (!options.json) {
+      fmt::print(out, "\n{} ({} GPUs, {}, measured: {})\n", id, ds["gpus"].get<int>(), ds["collective"].get<std::string>(),
+                 ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
+      fmt::print(out, "{:>12} {:>10} {:>10} {:>11} {:>11} {:>8}  {}\n", "bytes", "meas us", "pred us", "meas busbw",
+                 "pred busbw", "error", "algorithm/protocol");
+    }
+    for (const auto* r : rows) {
+      const auto bytes = (*r)["bytes"].get<std::uint64_t>();
+      const auto it = by_bytes.find(bytes);
+      if (it == by_bytes.end()) continue;
+      const json& p = *it->second;
+      const double measured_us = (*r)["time_us"].get<double>();
+      // Times, not busbw: the published tables round small busbw to 0.00.
+      const double error = (p["time_us"].get<double>() - measured_us) / measured_us;
+      (bytes < kMiB ? latency_errors : bandwidth_errors).push_back(std::abs(error));
+      const double measured_busbw = (*r).contains("busbw_GBps") && (*r)["busbw_GBps"].is_number() ? (*r)["busbw_GBps"].get<double>() : 0.0;
+      entry["rows"].push_back({{"bytes", bytes}, {"measured_us", measured_us}, {"predicted_us", p["time_us"]},
+                               {"measured_busbw_GBps", measured_busbw}, {"predicted_busbw_GBps", p["busbw_GBps"]},
+                               {"error", std::round(error * 1e4) / 1e4}});
+      if (!options.json)
+        fmt::print(out, "{:>12} {:>10.2f} {:>10.2f} {:>11.2f} {:>11.2f} {:>+7.1f}%  {}/{}\n", bytes, measured_us,
+                   p["time_us"].get<double>(), measured_busbw, p["busbw_GBps"].get<double>(), 100 * error,
+                   p["algorithm"].get<std::string>(), p["protocol"].get<std::string>());
+    }
+    report["datasets"].push_back(entry);
+  }
+
+  const double lat = median(latency_errors), bw = median(bandwidth_errors);
+  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  report["summary"] = {{"latency_bound", {{"sizes", latency_errors.size()}, {"median_error", lat}, {"worst_error", worst(latency_errors)}}},
+                       {"bandwidth_bound", {{"sizes", bandwidth_errors.size()}, {"median_error", bw}, {"worst_error", worst(bandwidth_errors)}}}};
+  const bool failed = (options.max_latency_error > 0 && lat > options.max_latency_error) ||
+                      (options.max_bandwidth_error > 0 && bw > options.max_bandwidth_error);
+  if (options.json) {
+    out << report.dump(1) << '\n';
+  } else {
+    fmt::print(out, "\nskipped {} data sets:\n", report["skipped"].size());
+    for (const auto& s : report["skipped"]) fmt::print(out, "  {}: {}\n", s["id"].get<std::string>(), s["reason"].get<std::string>());
+    fmt::print(out, "\nsummary (|predicted - measured| / measured time)\n");
+    fmt::print(out, "latency-bound (< 1 MiB)     sizes {:>4}  median {:5.1f}%  worst {:5.1f}%\n", latency_errors.size(), 100 * lat, 100 * worst(latency_errors));
+    fmt::print(out, "bandwidth-bound (>= 1 MiB)  sizes {:>4}  median {:5.1f}%  worst {:5.1f}%\n", bandwidth_errors.size(), 100 * bw, 100 * worst(bandwidth_errors));
+    if (options.max_latency_error > 0 || options.max_bandwidth_error > 0) fmt::print(out, "check: {}\n", failed ? "FAILED" : "passed");
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace fabsim::cli
