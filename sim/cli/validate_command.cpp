@@ -30,6 +30,7 @@ std::string topology_for(const json& ds, const std::string& dir, std::string& wh
     return "";
   }
   if (gpu.find("H100") != std::string::npos && gpu.find("SXM") != std::string::npos) return dir + "/hgx-h100.json";
+  if (gpu.find("A100") != std::string::npos && gpu.find("SXM") != std::string::npos) return dir + "/dgx-a100.json";
   why = fmt::format("no stock topology for GPU '{}'", gpu);
   return "";
 }

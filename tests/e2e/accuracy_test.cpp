@@ -25,8 +25,8 @@ const json& dataset(const json& all, const std::string& id) {
   throw std::logic_error("unreachable");
 }
 
-std::map<std::uint64_t, json> predicted(const std::string& args) {
-  const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " " + args + " --format json");
+std::map<std::uint64_t, json> predicted(const std::string& args, const std::string& topology = "topologies/hgx-h100.json") {
+  const auto r = run_fabsim("nccl-test --topology " + source_path(topology) + " " + args + " --format json");
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   std::map<std::uint64_t, json> rows;
@@ -117,4 +117,14 @@ TEST_CASE("on 8 GPUs the default switches from Ring to NVLS between 1 and 2 MiB,
     CHECK(busbw > previous);
     previous = busbw;
   }
+}
+
+TEST_CASE("8-GPU A100 ring all-reduce plateau is within 10% of the expected ~230 GB/s", "[accuracy]") {
+  const json data = published();
+  const std::string expected = dataset(data, "a100_8gpu_all_reduce_expectation")["rows"][0]["busbw_GBps"].get<std::string>();
+  const double busbw_expected = std::stod(expected.substr(expected.find('~') + 1));  // "~230 (expected peak at 8G)"
+  const auto rows = predicted("-b 8G -e 8G --algo ring", "topologies/dgx-a100.json");
+  const double busbw = rows.at(8ull << 30)["busbw_GBps"].get<double>();
+  INFO("predicted " << busbw << " GB/s, expected " << busbw_expected);
+  CHECK(std::abs(busbw - busbw_expected) / busbw_expected < 0.10);
 }

@@ -104,3 +104,15 @@ TEST_CASE("a missing file and invalid JSON are reported with the file name", "[t
   const auto path = write_temp("syntax.json", "{\n  \"format\": ,\n}");
   CHECK_THAT(load_error(path), Catch::Contains(path + ": invalid JSON at line 2"));
 }
+
+TEST_CASE("the stock DGX A100 file loads: 8 GPUs, 6 NVSwitch gen2 chips, 2 NVLink3 links from each GPU to each", "[topology]") {
+  const auto spec = topo::load_topology(source_path("topologies/dgx-a100.json"));
+  CHECK(spec.gpus.size() == 8);
+  CHECK(spec.devices.size() == 14);
+  CHECK(spec.links.size() == 48);
+  for (const auto& l : spec.links) {
+    CHECK(l.count == 2);
+    CHECK(l.efficiency == Approx(0.8));
+  }
+  CHECK_FALSE(spec.catalogue.switches.at("nvswitch-gen2").in_network_reduction);
+}
