@@ -10,6 +10,7 @@
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/topology_spec.hpp"
+#include "topologies/topology_summary.hpp"
 #include "traces/collectives/tuner.hpp"
 
 namespace fabsim::cli {
@@ -176,9 +177,49 @@ void register_validate(CLI::App& app, CommandSet& commands) {
   });
 }
 
+void register_topo(CLI::App& app, CommandSet& commands) {
+  auto path = std::make_shared<std::string>();
+  auto hardware = std::make_shared<std::string>();
+  auto dot = std::make_shared<bool>(false);
+  auto* topo_cmd = app.add_subcommand("topo", "Check or draw a topology");
+  topo_cmd->require_subcommand(1);
+  auto* check = topo_cmd->add_subcommand("check", "Validate a topology, route it and print its figures");
+  auto* show = topo_cmd->add_subcommand("show", "Print a topology as Graphviz DOT");
+  for (auto* cmd : {check, show}) {
+    cmd->add_option("file", *path, "Topology JSON file")->required();
+    cmd->add_option("--hardware", *hardware, "Hardware catalogue override");
+  }
+  show->add_flag("--dot", *dot, "Graphviz DOT (the only format so far)");
+  check->callback([path, hardware, &commands] {
+    commands.action = [path, hardware] {
+      const auto spec = topo::load_topology(*path, *hardware);
+      const topo::FabricGraph graph(spec);
+      const auto s = topo::summarise(spec, graph);
+      fmt::print("topology {}: {}\n", spec.name, spec.description);
+      fmt::print("  GPUs                      {}\n  switches                  {}\n", s.gpus, s.switches);
+      fmt::print("  links                     {} in {} bundles\n", s.links, s.link_bundles);
+      fmt::print("  injection per GPU         {:.1f} GB/s line rate, {:.1f} GB/s effective (one direction)\n",
+                 s.injection_line.gbytes_per_second(), s.injection_effective.gbytes_per_second());
+      fmt::print("  bisection                 {:.1f} GB/s line rate (first half of the GPUs to the second, one direction)\n",
+                 s.bisection_line.gbytes_per_second());
+      fmt::print("  diameter                  {} links between GPUs\n", s.diameter);
+      return 0;
+    };
+  });
+  show->callback([path, hardware, &commands] {
+    commands.action = [path, hardware] {
+      const auto spec = topo::load_topology(*path, *hardware);
+      const topo::FabricGraph graph(spec);
+      topo::write_dot(std::cout, spec, graph);
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void register_commands(CLI::App& app, CommandSet& commands) {
+  register_topo(app, commands);
   register_validate(app, commands);
   register_nccl_test(app, commands);
   register_run(app, commands);

@@ -2,6 +2,9 @@
 
 #include "test_support.hpp"
 #include "topologies/fabric_graph.hpp"
+#include "topologies/topology_summary.hpp"
+
+#include <sstream>
 
 using namespace fabsim;
 
@@ -44,4 +47,49 @@ TEST_CASE("two GPUs wired directly have one 1-hop path", "[routing]") {
   REQUIRE(graph.paths(0, 1).size() == 1);
   CHECK(graph.paths(0, 1)[0].hops.size() == 1);
   CHECK(graph.diameter() == 1);
+}
+
+TEST_CASE("topo check figures of HGX H100: 450 GB/s injection, 1.8 TB/s bisection per direction", "[routing][summary]") {
+  const auto spec = topo::load_topology(testing::source_path("topologies/hgx-h100.json"));
+  const topo::FabricGraph graph(spec);
+  const auto s = topo::summarise(spec, graph);
+  CHECK(s.gpus == 8);
+  CHECK(s.switches == 4);
+  CHECK(s.links == 8 * 18);
+  CHECK(s.injection_line.bytes_per_second == Approx(18 * 25e9));
+  CHECK(s.injection_effective.bytes_per_second == Approx(18 * 25e9 * 0.824));
+  // DGX H100: 3.6 TB/s bisection counting both directions (hardware-specs.json).
+  CHECK(s.bisection_line.bytes_per_second == Approx(4 * 18 * 25e9));
+  CHECK(s.diameter == 2);
+}
+
+TEST_CASE("bisection of two switches with two GPUs each is the one link between the switches", "[routing][summary]") {
+  const auto path = testing::write_temp("chain4.hw.json", testing::ideal_catalogue());
+  const std::string devices = R"({"name": "g0", "kind": "gpu", "model": "testgpu"}, {"name": "g1", "kind": "gpu", "model": "testgpu"},
+      {"name": "g2", "kind": "gpu", "model": "testgpu"}, {"name": "g3", "kind": "gpu", "model": "testgpu"},
+      {"name": "s0", "kind": "switch", "model": "testswitch"}, {"name": "s1", "kind": "switch", "model": "testswitch"})";
+  // Two switches, two GPUs each, one link between the switches: the cut is that link.
+  const std::string links = R"({"a": "g0", "b": "s0", "model": "testlink"}, {"a": "g1", "b": "s0", "model": "testlink"},
+      {"a": "g2", "b": "s1", "model": "testlink"}, {"a": "g3", "b": "s1", "model": "testlink"},
+      {"a": "s0", "b": "s1", "model": "testlink"})";
+  const auto topology = testing::write_temp("chain4.json", R"({"format": "fabsim-topology/1", "name": "two-switches", "hardware": "chain4.hw.json", "devices": [)" +
+                                                                devices + R"(], "links": [)" + links + "]}");
+  (void)path;
+  const auto spec = topo::load_topology(topology);
+  const topo::FabricGraph graph(spec);
+  const auto s = topo::summarise(spec, graph);
+  CHECK(s.bisection_line.bytes_per_second == Approx(100e9));
+  CHECK(s.diameter == 3);
+}
+
+TEST_CASE("topo show writes Graphviz DOT with every device and link bundle", "[routing][summary]") {
+  const auto spec = topo::load_topology(testing::source_path("topologies/hgx-h100.json"));
+  const topo::FabricGraph graph(spec);
+  std::ostringstream dot;
+  topo::write_dot(dot, spec, graph);
+  const std::string text = dot.str();
+  CHECK(text.rfind("graph G {", 0) == 0);
+  CHECK_THAT(text, Catch::Contains("gpu7\\nh100-sxm"));
+  CHECK_THAT(text, Catch::Contains("5 x nvlink4"));
+  CHECK(std::count(text.begin(), text.end(), '\n') > 12 + 32);
 }

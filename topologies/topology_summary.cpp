@@ -1,0 +1,96 @@
+#include "topologies/topology_summary.hpp"
+
+#include <boost/graph/graphviz.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+
+namespace fabsim::topo {
+
+namespace {
+
+using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+using FlowGraph = boost::adjacency_list<
+    boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+    boost::property<boost::edge_capacity_t, double,
+                    boost::property<boost::edge_residual_capacity_t, double,
+                                    boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
+
+void add_arc(FlowGraph& g, std::size_t from, std::size_t to, double capacity) {
+  auto capacity_map = boost::get(boost::edge_capacity, g);
+  auto reverse_map = boost::get(boost::edge_reverse, g);
+  const auto forward = boost::add_edge(from, to, g).first;
+  const auto backward = boost::add_edge(to, from, g).first;
+  capacity_map[forward] = capacity;
+  capacity_map[backward] = 0.0;
+  reverse_map[forward] = backward;
+  reverse_map[backward] = forward;
+}
+
+double bisection(const TopologySpec& spec) {
+  const std::size_t devices = spec.devices.size();
+  const std::size_t source = devices, sink = devices + 1;
+  const std::size_t half = spec.gpus.size() / 2;
+  if (half == 0) return 0.0;
+  // side: +1 sending half, -1 receiving half, 0 switches
+  std::vector<int> side(devices, 0);
+  for (std::size_t r = 0; r < spec.gpus.size(); ++r) side[spec.gpus[r]] = r < half ? 1 : (r < 2 * half ? -1 : 2);
+  FlowGraph g(devices + 2);
+  constexpr double kUnbounded = 1e30;
+  for (std::size_t r = 0; r < 2 * half; ++r) {
+    if (r < half) add_arc(g, source, spec.gpus[r], kUnbounded);
+    else add_arc(g, spec.gpus[r], sink, kUnbounded);
+  }
+  for (const auto& l : spec.links) {
+    const double c = l.raw_bandwidth().bytes_per_second;
+    // GPUs do not forward: a sending GPU only sends, a receiving GPU only receives.
+    auto may_leave = [&](int d) { return side[d] == 0 || side[d] == 1; };
+    auto may_enter = [&](int d) { return side[d] == 0 || side[d] == -1; };
+    if (may_leave(l.a) && may_enter(l.b)) add_arc(g, l.a, l.b, c);
+    if (may_leave(l.b) && may_enter(l.a)) add_arc(g, l.b, l.a, c);
+  }
+  return boost::push_relabel_max_flow(g, source, sink);
+}
+
+}  // namespace
+
+TopologySummary summarise(const TopologySpec& spec, const FabricGraph& graph) {
+  TopologySummary s;
+  s.gpus = static_cast<int>(spec.gpus.size());
+  s.switches = static_cast<int>(spec.devices.size()) - s.gpus;
+  s.link_bundles = static_cast<int>(spec.links.size());
+  double line = std::numeric_limits<double>::infinity(), effective = line;
+  for (int gpu : spec.gpus) {
+    double l = 0, e = 0;
+    for (const auto& port : graph.ports(gpu)) {
+      l += spec.links[port.link].raw_bandwidth().bytes_per_second;
+      e += spec.links[port.link].effective_bandwidth().bytes_per_second;
+    }
+    line = std::min(line, l);
+    effective = std::min(effective, e);
+  }
+  for (const auto& l : spec.links) s.links += l.count;
+  s.injection_line = {s.gpus > 0 ? line : 0.0};
+  s.injection_effective = {s.gpus > 0 ? effective : 0.0};
+  s.bisection_line = {bisection(spec)};
+  s.diameter = graph.diameter();
+  return s;
+}
+
+void write_dot(std::ostream& out, const TopologySpec& spec, const FabricGraph& graph) {
+  auto vertex_writer = [&](std::ostream& o, const auto& v) {
+    const auto& d = spec.devices[graph.graph()[v].device];
+    o << fmt::format("[label=\"{}\\n{}\", shape={}]", d.name, d.model, d.kind == DeviceKind::kGpu ? "box" : "ellipse");
+  };
+  auto edge_writer = [&](std::ostream& o, const auto& e) {
+    const auto& l = spec.links[graph.graph()[e].link];
+    o << fmt::format("[label=\"{} x {}\"]", l.count, l.model);
+  };
+  auto graph_writer = [&](std::ostream& o) { o << fmt::format("label=\"{}\";\n", spec.name); };
+  boost::write_graphviz(out, graph.graph(), vertex_writer, edge_writer, graph_writer);
+}
+
+}  // namespace fabsim::topo
