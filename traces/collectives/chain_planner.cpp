@@ -8,12 +8,8 @@ namespace fabsim::traces {
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& p) {
   if (request.op != CollectiveOp::kBroadcast && request.op != CollectiveOp::kReduce)
     throw std::invalid_argument("plan_chain plans broadcast and reduce only");
-  CollectivePlan plan;
-  plan.algorithm = "Ring";
-  plan.protocol = topo::protocol_name(request.protocol);
-  plan.ranks = request.ranks;
-  plan.channels = request.channels;
-  plan.payload_efficiency = p.payload_efficiency;
+  auto plan = CollectivePlan::empty("Ring", topo::protocol_name(request.protocol), request.ranks, request.channels,
+                                    p.payload_efficiency);
   const int n = request.ranks;
   if (n == 1 || request.bytes == 0) return plan;
 

@@ -14,13 +14,8 @@ core::Bytes nvls_chunk_bytes(core::Bytes bytes, int channels, int heads, core::B
 }
 
 CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls) {
-  if (request.ranks < 1 || request.channels < 1) throw std::invalid_argument("NVLS plan needs ranks >= 1 and channels >= 1");
-  CollectivePlan plan;
-  plan.algorithm = "NVLS";
-  plan.protocol = "Simple";  // NVLS runs the Simple protocol only
-  plan.ranks = request.ranks;
-  plan.channels = request.channels;
-  plan.payload_efficiency = nvls.payload_efficiency;
+  // NVLS runs the Simple protocol only.
+  auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
   const int n = request.ranks;
   if (n == 1 || request.bytes == 0) return plan;
 

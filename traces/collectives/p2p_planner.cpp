@@ -60,12 +60,8 @@ CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu) {
   const topo::Protocol proto = p2p_protocol(gpu, largest, per_peer);
   const auto& p = gpu.protocols.at(proto);
 
-  CollectivePlan plan;
-  plan.algorithm = "P2P";
-  plan.protocol = topo::protocol_name(proto);
-  plan.ranks = request.ranks;
-  plan.channels = std::max(1, per_peer * peers);
-  plan.payload_efficiency = p.payload_efficiency;
+  auto plan = CollectivePlan::empty("P2P", topo::protocol_name(proto), std::max(1, request.ranks), std::max(1, per_peer * peers),
+                                    p.payload_efficiency);
   const core::Bytes chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
   std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (channel, source) -> sends
   std::map<int, int> next_channel_base;                                  // by source: channels used so far

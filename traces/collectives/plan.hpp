@@ -54,6 +54,9 @@ struct CollectivePlan {
 
   /// Sum of payload bytes each rank sends, by rank.
   std::vector<core::Bytes> bytes_sent_by_rank() const;
+
+  /// A plan with no transfers yet; throws std::invalid_argument unless ranks and channels are >= 1.
+  static CollectivePlan empty(std::string algorithm, std::string protocol, int ranks, int channels, double payload_efficiency);
 };
 
 }  // namespace fabsim::traces

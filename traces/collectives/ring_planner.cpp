@@ -5,6 +5,18 @@
 
 namespace fabsim::traces {
 
+CollectivePlan CollectivePlan::empty(std::string algorithm, std::string protocol, int ranks, int channels,
+                                     double payload_efficiency) {
+  if (ranks < 1 || channels < 1) throw std::invalid_argument(algorithm + " plan needs ranks >= 1 and channels >= 1");
+  CollectivePlan plan;
+  plan.algorithm = std::move(algorithm);
+  plan.protocol = std::move(protocol);
+  plan.ranks = ranks;
+  plan.channels = channels;
+  plan.payload_efficiency = payload_efficiency;
+  return plan;
+}
+
 std::vector<core::Bytes> CollectivePlan::bytes_sent_by_rank() const {
   std::vector<core::Bytes> out(static_cast<std::size_t>(ranks), 0);
   for (const auto& t : transfers) out[t.source] += t.payload;
@@ -71,13 +83,8 @@ std::vector<core::Bytes> slices_of(core::Bytes chunk, core::Bytes slice) {
 }  // namespace
 
 CollectivePlan plan_ring(const RingRequest& request, const topo::ProtocolParams& p) {
-  if (request.ranks < 1 || request.channels < 1) throw std::invalid_argument("ring plan needs ranks >= 1 and channels >= 1");
-  CollectivePlan plan;
-  plan.algorithm = "Ring";
-  plan.protocol = topo::protocol_name(request.protocol);
-  plan.ranks = request.ranks;
-  plan.channels = request.channels;
-  plan.payload_efficiency = p.payload_efficiency;
+  auto plan = CollectivePlan::empty("Ring", topo::protocol_name(request.protocol), request.ranks, request.channels,
+                                    p.payload_efficiency);
   const int n = request.ranks;
   if (n == 1 || request.bytes == 0) return plan;
 
