@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <ostream>
 
@@ -15,17 +16,19 @@ namespace {
 using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
 using FlowGraph = boost::adjacency_list<
     boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-    boost::property<boost::edge_capacity_t, double,
-                    boost::property<boost::edge_residual_capacity_t, double,
+    boost::property<boost::edge_capacity_t, std::int64_t,
+                    boost::property<boost::edge_residual_capacity_t, std::int64_t,
                                     boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
 
-void add_arc(FlowGraph& g, std::size_t from, std::size_t to, double capacity) {
+// Integer capacities (bytes per second) keep push-relabel exact: with doubles
+// its flow-conservation check fails on rounding in debug builds.
+void add_arc(FlowGraph& g, std::size_t from, std::size_t to, std::int64_t capacity) {
   auto capacity_map = boost::get(boost::edge_capacity, g);
   auto reverse_map = boost::get(boost::edge_reverse, g);
   const auto forward = boost::add_edge(from, to, g).first;
   const auto backward = boost::add_edge(to, from, g).first;
   capacity_map[forward] = capacity;
-  capacity_map[backward] = 0.0;
+  capacity_map[backward] = 0;
   reverse_map[forward] = backward;
   reverse_map[backward] = forward;
 }
@@ -39,20 +42,21 @@ double bisection(const TopologySpec& spec) {
   std::vector<int> side(devices, 0);
   for (std::size_t r = 0; r < spec.gpus.size(); ++r) side[spec.gpus[r]] = r < half ? 1 : (r < 2 * half ? -1 : 2);
   FlowGraph g(devices + 2);
-  constexpr double kUnbounded = 1e30;
+  std::int64_t unbounded = 1;  // more than every link together
+  for (const auto& l : spec.links) unbounded += 2 * static_cast<std::int64_t>(l.raw_bandwidth().bytes_per_second);
   for (std::size_t r = 0; r < 2 * half; ++r) {
-    if (r < half) add_arc(g, source, spec.gpus[r], kUnbounded);
-    else add_arc(g, spec.gpus[r], sink, kUnbounded);
+    if (r < half) add_arc(g, source, spec.gpus[r], unbounded);
+    else add_arc(g, spec.gpus[r], sink, unbounded);
   }
   for (const auto& l : spec.links) {
-    const double c = l.raw_bandwidth().bytes_per_second;
+    const auto c = static_cast<std::int64_t>(l.raw_bandwidth().bytes_per_second);
     // GPUs do not forward: a sending GPU only sends, a receiving GPU only receives.
     auto may_leave = [&](int d) { return side[d] == 0 || side[d] == 1; };
     auto may_enter = [&](int d) { return side[d] == 0 || side[d] == -1; };
     if (may_leave(l.a) && may_enter(l.b)) add_arc(g, l.a, l.b, c);
     if (may_leave(l.b) && may_enter(l.a)) add_arc(g, l.b, l.a, c);
   }
-  return boost::push_relabel_max_flow(g, source, sink);
+  return static_cast<double>(boost::push_relabel_max_flow(g, source, sink));
 }
 
 }  // namespace
