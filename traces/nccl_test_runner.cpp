@@ -79,8 +79,9 @@ class SweepDriver {
     start_next(0);
     core::run_to_completion();
     if (result_.rows.size() != sizes_.size())
-      throw core::SimulationError(fmt::format("the simulation stopped after {} of {} sizes: a collective deadlocked",
-                                              result_.rows.size(), sizes_.size()));
+      throw core::SimulationError(fmt::format(
+          "the simulation stopped after {} of {} sizes: the {}-byte collective deadlocked with {} transfers outstanding:{}",
+          result_.rows.size(), sizes_.size(), sizes_[result_.rows.size()], executor_.outstanding(), executor_.describe_stuck()));
     result_.simulated = core::now_ps();
     result_.segments = fabric_.segments_injected();
     result_.timer_events = timers_.fired();

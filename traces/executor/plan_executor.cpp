@@ -62,6 +62,7 @@ void PlanExecutor::satisfy(std::int32_t id) {
 }
 
 void PlanExecutor::issue(std::int32_t id) {
+  state_[id].issued = true;
   const auto& t = plan_.transfers[id];
   const core::TimePs now = core::now_ps();
   auto& engine = engine_free_[static_cast<std::size_t>(t.issuer()) * plan_.channels + t.channel];
@@ -126,6 +127,32 @@ void PlanExecutor::on_received(std::int32_t id) {
 
 void PlanExecutor::release(std::int32_t id) {
   for (auto next : waits_on_released_[id]) satisfy(next);
+}
+
+}  // namespace fabsim::traces
+
+namespace fabsim::traces {
+
+std::string PlanExecutor::describe_stuck(std::size_t limit) const {
+  std::string out;
+  std::size_t shown = 0, stuck = 0;
+  auto pending = [&](std::int32_t dep, bool (State::*flag)) { return dep != kNoTransfer && !(state_[dep].*flag); };
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    if (state_[i].issued) continue;
+    ++stuck;
+    if (shown == limit) continue;
+    ++shown;
+    const auto& t = plan_.transfers[i];
+    std::string waits;
+    if (pending(t.after_received, &State::received)) waits += fmt::format(" the receipt of transfer {},", t.after_received);
+    if (t.after_released != kNoTransfer) waits += fmt::format(" the release of the slot of transfer {},", t.after_released);
+    if (pending(t.after_sent, &State::completed)) waits += fmt::format(" the completion of transfer {},", t.after_sent);
+    if (!waits.empty()) waits.pop_back();
+    out += fmt::format("\n  {} transfer {} (rank {} -> {}, channel {}, {} bytes) waits for{}", plan_.algorithm, i, t.source,
+                       t.destination, t.channel, t.payload, waits.empty() ? " nothing it can name" : waits);
+  }
+  if (stuck > shown) out += fmt::format("\n  ... and {} more transfers never issued", stuck - shown);
+  return out;
 }
 
 }  // namespace fabsim::traces

@@ -5,6 +5,7 @@
 /// when every rank has finished.
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "models/transport.hpp"
@@ -39,9 +40,16 @@ class PlanExecutor : public models::TransferCompletion {
 
   void on_transfer_complete(std::uint64_t id, core::TimePs at) override;
 
+  /// Transfers of the running plan not yet received (0 when it finished).
+  std::size_t outstanding() const { return outstanding_; }
+  /// Why the running plan cannot go on: the first few transfers never
+  /// issued, with what each still waits for. Empty when nothing is stuck.
+  std::string describe_stuck(std::size_t limit = 5) const;
+
  private:
   struct State {
     std::uint8_t unmet = 0;    // dependencies not yet satisfied
+    bool issued = false;
     bool received = false;
     bool completed = false;
   };
