@@ -37,7 +37,9 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
     diag.error("/factor", fmt::format("expected a step factor > 1, found {}", config.factor));
   if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
-    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, nvls, auto)", config.algorithm));
+    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, auto)", config.algorithm));
+  if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
+    diag.error("/algo", fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("NVLS is modelled for all_reduce only, not {}", collective_name(config.op)));
   const int used = config.gpus == 0 ? available : config.gpus;
@@ -113,7 +115,9 @@ class SweepDriver {
       params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);
-      if (config_.op == CollectiveOp::kBroadcast || config_.op == CollectiveOp::kReduce) {
+      if (choice.algorithm == Algorithm::kTree) {
+        plan = plan_tree_all_reduce({config_.op, ranks_, 0, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+      } else if (config_.op == CollectiveOp::kBroadcast || config_.op == CollectiveOp::kReduce) {
         plan = plan_chain({config_.op, ranks_, config_.root, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
       } else {
         plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);

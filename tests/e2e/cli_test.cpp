@@ -134,3 +134,11 @@ TEST_CASE("every nccl-tests operation runs with its size and busbw conventions",
     CHECK(row["busbw_GBps"].get<double>() > 0.8 * 371.0);
   }
 }
+
+TEST_CASE("forced Tree all-reduce moves 2S per GPU port: algbw is half the port bandwidth at large sizes", "[e2e][tree]") {
+  const json doc = run_json("nccl-test " + kTopology + " --algo tree -b 4G -e 4G");
+  const auto& row = doc["rows"][0];
+  CHECK(row["algorithm"] == "Tree");
+  CHECK(row["algbw_GBps"].get<double>() < 0.5 * 18 * 25 * 0.824);
+  CHECK(row["algbw_GBps"].get<double>() > 0.45 * 18 * 25 * 0.824);
+}

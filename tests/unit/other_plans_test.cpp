@@ -75,3 +75,19 @@ TEST_CASE("p2p plans: chunks of 512 KiB over the peer's channels, LL only for sm
   CHECK(total == (1ull << 30) / 8 * 56);
   CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 2, 0, 4096}, h100()).protocol == "LL");
 }
+
+TEST_CASE("tree all-reduce on one node: reduce up the chain to rank 0, broadcast back down", "[plan][tree]") {
+  const core::Bytes S = 6ull << 20;
+  const auto plan = traces::plan_tree_all_reduce({CollectiveOp::kAllReduce, 4, 0, S, 2, topo::Protocol::kSimple, 4}, simple());
+  CHECK(plan.algorithm == "Tree");
+  const auto pairs = bytes_by_pair(plan);
+  REQUIRE(pairs.size() == 6);
+  for (int r = 1; r < 4; ++r) {
+    CHECK(pairs.at({r, r - 1}) == S);  // up
+    CHECK(pairs.at({r - 1, r}) == S);  // down
+  }
+  for (const auto& t : plan.transfers) CHECK(t.reduced_on_receipt == (t.destination < t.source));
+  // A chunk goes down only after it has been reduced at rank 0.
+  for (const auto& t : plan.transfers)
+    if (t.source == 0) CHECK(plan.transfers[t.after_received].destination == 0);
+}

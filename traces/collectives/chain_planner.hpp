@@ -21,4 +21,10 @@ struct ChainRequest {
 
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& protocol);
 
+/// NCCL's Tree all-reduce on one node (device/all_reduce.h, runTreeSplit):
+/// the ranks form a chain; each chunk is reduced up the chain to rank 0 and
+/// broadcast back down, both phases pipelined at once. Every link carries the
+/// buffer once in each direction.
+CollectivePlan plan_tree_all_reduce(const ChainRequest& request, const topo::ProtocolParams& protocol);
+
 }  // namespace fabsim::traces

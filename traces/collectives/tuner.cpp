@@ -17,13 +17,21 @@ std::optional<Protocol> parse_protocol(std::string_view name) {
   return std::nullopt;
 }
 
-std::string algorithm_name(Algorithm a) { return a == Algorithm::kRing ? "Ring" : "NVLS"; }
+std::string algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing: return "Ring";
+    case Algorithm::kTree: return "Tree";
+    case Algorithm::kNvls: return "NVLS";
+  }
+  return "?";
+}
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
   std::string lower;
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == "ring") return Algorithm::kRing;
   if (lower == "nvls") return Algorithm::kNvls;
+  if (lower == "tree") return Algorithm::kTree;
   return std::nullopt;
 }
 
@@ -40,7 +48,11 @@ TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
     const TunerChoice ring = choose_ring(gpu, request);
     use_nvls = nccl_nvls_model_time_us(gpu, request) < nccl_ring_model_time_us(gpu, request, ring.protocol);
   }
-  if (!use_nvls) return choose_ring(gpu, request);
+  if (!use_nvls) {
+    TunerChoice choice = choose_ring(gpu, request);
+    if (request.algorithm == Algorithm::kTree) choice.algorithm = Algorithm::kTree;
+    return choice;
+  }
   return {Algorithm::kNvls, topo::Protocol::kSimple, request.channels.value_or(gpu.nvls->channels)};
 }
 

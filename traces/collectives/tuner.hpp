@@ -12,7 +12,7 @@
 
 namespace fabsim::traces {
 
-enum class Algorithm { kRing, kNvls };
+enum class Algorithm { kRing, kTree, kNvls };
 std::string algorithm_name(Algorithm a);
 /// Parses NCCL's algorithm names case-insensitively ("ring", "NVLS"); "auto" is not an algorithm.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
@@ -37,7 +37,9 @@ struct TunerChoice {
 /// algbw = heads x per-head bandwidth x nvlsEfficiency).
 double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request);
 
-/// Picks algorithm, protocol and channels the way NCCL does.
+/// Picks algorithm, protocol and channels the way NCCL does. Tree runs only
+/// when forced: on one node NCCL's model ranks it below Ring at every size
+/// (nccl-model.md section 4, worked example), so it is never the default here.
 TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// NCCL's predicted time (us) of a ring collective with `protocol` (for tests and the choice).
