@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/cli/child_run.hpp"
+#include "sim/cli/regress_command.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
@@ -170,9 +172,23 @@ void register_validate(CLI::App& app, CommandSet& commands) {
   cmd->callback([options, &commands] {
     commands.action = [options] {
       ValidateOptions o = *options;
-      o.self = std::filesystem::read_symlink("/proc/self/exe").string();
+      o.self = self_executable();
       o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
       return run_validate(o, std::cout);
+    };
+  });
+}
+
+void register_regress(CLI::App& app, CommandSet& commands) {
+  auto options = std::make_shared<RegressOptions>();
+  auto* cmd = app.add_subcommand("regress", "Re-run a baseline's scenarios and report the figures that moved");
+  cmd->add_option("baseline", options->baseline, "Baseline JSON (fabsim-baseline/1)")->required();
+  cmd->add_flag("--update", options->update, "Record the current figures in the baseline");
+  cmd->callback([options, &commands] {
+    commands.action = [options] {
+      RegressOptions o = *options;
+      o.self = self_executable();
+      return run_regress(o, std::cout);
     };
   });
 }
@@ -220,6 +236,7 @@ void register_topo(CLI::App& app, CommandSet& commands) {
 
 void register_commands(CLI::App& app, CommandSet& commands) {
   register_topo(app, commands);
+  register_regress(app, commands);
   register_validate(app, commands);
   register_nccl_test(app, commands);
   register_run(app, commands);

@@ -1,14 +1,13 @@
 #include "sim/cli/validate_command.hpp"
 
+#include "sim/cli/child_run.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -41,23 +40,6 @@ std::string algorithm_for(const json& ds) {
   if (recorded.find("NVLS") != std::string::npos) return "nvls";
   if (recorded.find("Ring") != std::string::npos) return "ring";
   return "auto";
-}
-
-std::string run_child(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw core::SimulationError("cannot run " + command);
-  std::string out;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) out.append(buffer.data(), n);
-  if (pclose(pipe.release()) != 0) throw core::SimulationError("a simulation failed: " + command);
-  return out;
-}
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 double median(std::vector<double> v) {
@@ -107,11 +89,10 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       hi = std::max(hi, (*r)["bytes"].get<std::uint64_t>());
     }
     const std::string algorithm = algorithm_for(ds);
-    const std::string command =
-        fmt::format("{} nccl-test --topology {} --op {} -g {} -b {} -e {} -f 2 --algo {} --format json 2>/dev/null",
-                    quote(options.self), quote(topology), quote(ds["collective"].get<std::string>()),
-                    ds["gpus"].get<int>(), lo, hi, algorithm);
-    const json predicted = json::parse(run_child(command));
+    const json predicted = run_json_child(
+        options.self, {"nccl-test", "--topology", topology, "--op", ds["collective"].get<std::string>(), "-g",
+                       std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
+                       "--algo", algorithm, "--format", "json"});
     std::map<std::uint64_t, const json*> by_bytes;
     for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = &row;
 

@@ -1,0 +1,116 @@
+#include "sim/cli/regress_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "sim/cli/child_run.hpp"
+#include "sim/core/json_reader.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct Tolerance {
+  double time = 0.005;   ///< relative
+  double busbw = 0.005;  ///< relative
+};
+
+std::string resolve(const std::string& baseline, const std::string& path) {
+  const std::filesystem::path p(path);
+  return p.is_absolute() ? path : (std::filesystem::path(baseline).parent_path() / p).lexically_normal().string();
+}
+
+}  // namespace
+
+int run_regress(const RegressOptions& options, std::ostream& out) {
+  json doc = core::read_json_file(options.baseline);
+  core::Diagnostics diag(options.baseline);
+  core::JsonObject root(doc, "", diag);
+  root.expect_format("fabsim-baseline/1");
+  root.string("description", false);
+  const json* scenarios = root.child("scenarios", json::value_t::array);
+  root.reject_unknown_keys();
+  std::vector<Tolerance> tolerances;
+  if (scenarios != nullptr) {
+    for (std::size_t i = 0; i < scenarios->size(); ++i) {
+      core::JsonObject s((*scenarios)[i], fmt::format("/scenarios/{}", i), diag);
+      s.string("scenario");
+      s.child("rows", json::value_t::array, false);
+      Tolerance t;
+      if (const json* tol = s.child("tolerance", json::value_t::object, false)) {
+        core::JsonObject to(*tol, s.path_of("tolerance"), diag);
+        t.time = to.number("time_us", false).value_or(t.time);
+        t.busbw = to.number("busbw_GBps", false).value_or(t.busbw);
+        to.reject_unknown_keys();
+      }
+      s.reject_unknown_keys();
+      tolerances.push_back(t);
+    }
+  }
+  diag.throw_if_any();
+
+  int moved = 0, checked = 0;
+  fmt::print(out, "{:<40} {:>12} {:>12} {:>12} {:>8} {:>10} {:>10} {:>8}  {}\n", "scenario", "bytes", "base us", "now us",
+             "time", "base busbw", "now busbw", "busbw", "status");
+  for (std::size_t i = 0; i < scenarios->size(); ++i) {
+    json& entry = doc["scenarios"][i];
+    const std::string scenario = entry["scenario"].get<std::string>();
+    const json now = run_json_child(options.self, {"run", resolve(options.baseline, scenario), "--format", "json"});
+    if (options.update) {
+      entry["rows"] = json::array();
+      for (const auto& r : now["rows"])
+        entry["rows"].push_back({{"bytes", r["bytes"]}, {"time_us", r["time_us"]}, {"busbw_GBps", r["busbw_GBps"]},
+                                 {"algorithm", r["algorithm"]}, {"protocol", r["protocol"]}});
+      fmt::print(out, "{:<40} recorded {} rows\n", scenario, now["rows"].size());
+      continue;
+    }
+    std::map<std::uint64_t, const json*> current;
+    for (const auto& r : now["rows"]) current[r["bytes"].get<std::uint64_t>()] = &r;
+    const json empty = json::array();
+    const json& recorded = entry.contains("rows") ? entry["rows"] : empty;
+    if (recorded.empty()) {
+      fmt::print(out, "{:<40} no recorded rows: run with --update\n", scenario);
+      ++moved;
+    }
+    for (const auto& base : recorded) {
+      ++checked;
+      const auto bytes = base["bytes"].get<std::uint64_t>();
+      const auto it = current.find(bytes);
+      if (it == current.end()) {
+        fmt::print(out, "{:<40} {:>12} size no longer simulated  MOVED\n", scenario, bytes);
+        ++moved;
+        continue;
+      }
+      const json& r = *it->second;
+      const double t0 = base["time_us"].get<double>(), t1 = r["time_us"].get<double>();
+      const double b0 = base["busbw_GBps"].get<double>(), b1 = r["busbw_GBps"].get<double>();
+      const double dt = t0 > 0 ? (t1 - t0) / t0 : 0.0, db = b0 > 0 ? (b1 - b0) / b0 : 0.0;
+      const bool choice_moved = base["algorithm"] != r["algorithm"] || base["protocol"] != r["protocol"];
+      const bool out_of_tolerance = std::abs(dt) > tolerances[i].time || std::abs(db) > tolerances[i].busbw || choice_moved;
+      if (!out_of_tolerance) continue;
+      ++moved;
+      fmt::print(out, "{:<40} {:>12} {:>12.2f} {:>12.2f} {:>+7.2f}% {:>10.2f} {:>10.2f} {:>+7.2f}%  MOVED{}\n", scenario, bytes,
+                 t0, t1, 100 * dt, b0, b1, 100 * db,
+                 choice_moved ? fmt::format(" ({}/{} -> {}/{})", base["algorithm"].get<std::string>(),
+                                            base["protocol"].get<std::string>(), r["algorithm"].get<std::string>(),
+                                            r["protocol"].get<std::string>())
+                              : "");
+    }
+  }
+  if (options.update) {
+    std::ofstream(options.baseline) << doc.dump(1) << '\n';
+    fmt::print(out, "wrote {}\n", options.baseline);
+    return 0;
+  }
+  fmt::print(out, "{} of {} recorded figures moved beyond tolerance{}\n", moved, checked,
+             moved ? ": review the change, then run with --update" : "");
+  return moved ? 1 : 0;
+}
+
+}  // namespace fabsim::cli
