@@ -12,7 +12,19 @@
 #include <memory>
 #include <string>
 
+#include "topologies/hardware_catalogue.hpp"
+
 namespace fabsim::testing {
+
+/// NCCL's Simple protocol figures: 512 KiB slots, 8 of them, 2 MiB chunks, 1 MiB slices.
+inline topo::ProtocolParams simple_protocol() {
+  topo::ProtocolParams p;
+  p.slot_bytes = 512 * 1024;
+  p.slots = 8;
+  p.chunk_slots = 4;
+  p.slice_slots = 2;
+  return p;
+}
 
 /// Writes `content` to a fresh file in a per-process temporary folder.
 inline std::string write_temp(const std::string& name, const std::string& content) {

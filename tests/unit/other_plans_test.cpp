@@ -11,12 +11,6 @@ using namespace fabsim;
 using traces::CollectiveOp;
 
 namespace {
-topo::ProtocolParams simple() {
-  topo::ProtocolParams p;
-  p.slot_bytes = 512 * 1024;
-  p.slots = 8;
-  return p;
-}
 const topo::GpuModel& h100() {
   static const auto catalogue = topo::load_hardware_catalogue(testing::source_path("configs/hardware/catalogue.json"));
   return catalogue.gpus.at("h100-sxm");
@@ -30,7 +24,7 @@ std::map<std::pair<int, int>, core::Bytes> bytes_by_pair(const traces::Collectiv
 
 TEST_CASE("broadcast is a chain from the root: every link of the chain carries the buffer once", "[plan]") {
   const core::Bytes S = 10ull << 20;
-  const auto plan = traces::plan_chain({CollectiveOp::kBroadcast, 4, 2, S, 3, topo::Protocol::kSimple, 4}, simple());
+  const auto plan = traces::plan_chain({CollectiveOp::kBroadcast, 4, 2, S, 3, topo::Protocol::kSimple, 4}, testing::simple_protocol());
   const auto pairs = bytes_by_pair(plan);
   REQUIRE(pairs.size() == 3);
   CHECK(pairs.at({2, 3}) == S);
@@ -45,7 +39,7 @@ TEST_CASE("broadcast is a chain from the root: every link of the chain carries t
 
 TEST_CASE("reduce is a chain ending at the root, reducing at every hop", "[plan]") {
   const core::Bytes S = 4ull << 20;
-  const auto plan = traces::plan_chain({CollectiveOp::kReduce, 4, 0, S, 2, topo::Protocol::kSimple, 4}, simple());
+  const auto plan = traces::plan_chain({CollectiveOp::kReduce, 4, 0, S, 2, topo::Protocol::kSimple, 4}, testing::simple_protocol());
   const auto pairs = bytes_by_pair(plan);
   CHECK(pairs.at({1, 2}) == S);
   CHECK(pairs.at({2, 3}) == S);
@@ -78,7 +72,7 @@ TEST_CASE("p2p plans: chunks of 512 KiB over the peer's channels, LL only for sm
 
 TEST_CASE("tree all-reduce on one node: reduce up the chain to rank 0, broadcast back down", "[plan][tree]") {
   const core::Bytes S = 6ull << 20;
-  const auto plan = traces::plan_tree_all_reduce({CollectiveOp::kAllReduce, 4, 0, S, 2, topo::Protocol::kSimple, 4}, simple());
+  const auto plan = traces::plan_tree_all_reduce({CollectiveOp::kAllReduce, 4, 0, S, 2, topo::Protocol::kSimple, 4}, testing::simple_protocol());
   CHECK(plan.algorithm == "Tree");
   const auto pairs = bytes_by_pair(plan);
   REQUIRE(pairs.size() == 6);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <map>
 #include <set>
 
@@ -11,17 +13,9 @@ using traces::CollectiveOp;
 
 namespace {
 
-topo::ProtocolParams simple() {
-  topo::ProtocolParams p;
-  p.slot_bytes = 512 * 1024;
-  p.slots = 8;
-  p.chunk_slots = 4;
-  p.slice_slots = 2;
-  return p;
-}
 
 traces::CollectivePlan plan(CollectiveOp op, int ranks, core::Bytes bytes, int channels) {
-  return traces::plan_ring({op, ranks, bytes, channels, topo::Protocol::kSimple, 4}, simple());
+  return traces::plan_ring({op, ranks, bytes, channels, topo::Protocol::kSimple, 4}, testing::simple_protocol());
 }
 
 /// Every dependency points backwards (issue order is a topological order).

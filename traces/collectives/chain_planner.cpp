@@ -5,6 +5,43 @@
 
 namespace fabsim::traces {
 
+namespace {
+
+/// Channel c's share [begin, end) of a buffer, in whole elements.
+std::pair<core::Bytes, core::Bytes> channel_region(const ChainRequest& r, int c) {
+  const core::Bytes elements = r.bytes / r.element_size;
+  const auto channels = static_cast<core::Bytes>(r.channels);
+  return {elements * static_cast<core::Bytes>(c) / channels * r.element_size,
+          elements * static_cast<core::Bytes>(c + 1) / channels * r.element_size};
+}
+
+/// Appends one hop of a pipelined chain: it forwards `upstream` (once
+/// received), reuses its connection's FIFO slots and follows the sender's
+/// previous primitive. Returns its id.
+std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t upstream, std::vector<std::int32_t>& connection,
+                        int in_flight) {
+  t.after_received = upstream;
+  if (static_cast<int>(connection.size()) >= in_flight) t.after_released = connection[connection.size() - in_flight];
+  if (!connection.empty()) t.after_sent = connection.back();
+  const auto id = static_cast<std::int32_t>(plan.transfers.size());
+  if (upstream != kNoTransfer) plan.transfers[upstream].released_by = id;
+  connection.push_back(id);
+  plan.transfers.push_back(t);
+  return id;
+}
+
+PlannedTransfer hop(int channel, int source, int destination, core::Bytes bytes, bool reduce) {
+  PlannedTransfer t;
+  t.channel = channel;
+  t.source = source;
+  t.destination = destination;
+  t.payload = bytes;
+  t.reduced_on_receipt = reduce;
+  return t;
+}
+
+}  // namespace
+
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& p) {
   if (request.op != CollectiveOp::kBroadcast && request.op != CollectiveOp::kReduce)
     throw std::invalid_argument("plan_chain plans broadcast and reduce only");
@@ -20,30 +57,14 @@ CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParam
   const int in_flight = std::max(1, p.slots);
 
   for (int c = 0; c < request.channels; ++c) {
-    const core::Bytes elements = request.bytes / request.element_size;
-    const core::Bytes begin = elements * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels) * request.element_size;
-    const core::Bytes end = elements * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels) * request.element_size;
+    const auto [begin, end] = channel_region(request, c);
     std::vector<std::vector<std::int32_t>> sent(static_cast<std::size_t>(n));  // by position
     for (core::Bytes offset = begin; offset < end; offset += chunk) {
       const core::Bytes bytes = std::min(chunk, end - offset);
       std::int32_t upstream = kNoTransfer;
-      for (int position = 0; position + 1 < n; ++position) {
-        PlannedTransfer t;
-        t.channel = c;
-        t.source = rank_at(position);
-        t.destination = rank_at(position + 1);
-        t.payload = bytes;
-        t.reduced_on_receipt = !broadcast;
-        t.after_received = upstream;
-        auto& connection = sent[static_cast<std::size_t>(position)];
-        if (static_cast<int>(connection.size()) >= in_flight) t.after_released = connection[connection.size() - in_flight];
-        if (!connection.empty()) t.after_sent = connection.back();
-        const auto id = static_cast<std::int32_t>(plan.transfers.size());
-        if (upstream != kNoTransfer) plan.transfers[upstream].released_by = id;
-        connection.push_back(id);
-        plan.transfers.push_back(t);
-        upstream = id;
-      }
+      for (int position = 0; position + 1 < n; ++position)
+        upstream = append_hop(plan, hop(c, rank_at(position), rank_at(position + 1), bytes, !broadcast), upstream,
+                              sent[static_cast<std::size_t>(position)], in_flight);
     }
   }
   return plan;
@@ -57,34 +78,17 @@ CollectivePlan plan_tree_all_reduce(const ChainRequest& request, const topo::Pro
   const core::Bytes chunk = std::max<core::Bytes>(p.slot_bytes, request.element_size);  // one step per chunk
   const int in_flight = std::max(1, p.slots);
   for (int c = 0; c < request.channels; ++c) {
-    const core::Bytes elements = request.bytes / request.element_size;
-    const core::Bytes begin = elements * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels) * request.element_size;
-    const core::Bytes end = elements * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels) * request.element_size;
+    const auto [begin, end] = channel_region(request, c);
     // Connections: up[r] is r -> r-1 (reduce), down[r] is r -> r+1 (broadcast).
     std::vector<std::vector<std::int32_t>> up(static_cast<std::size_t>(n)), down(static_cast<std::size_t>(n));
-    auto add = [&](int source, int destination, core::Bytes bytes, bool reduce, std::int32_t upstream,
-                   std::vector<std::int32_t>& connection) {
-      PlannedTransfer t;
-      t.channel = c;
-      t.source = source;
-      t.destination = destination;
-      t.payload = bytes;
-      t.reduced_on_receipt = reduce;
-      t.after_received = upstream;
-      if (static_cast<int>(connection.size()) >= in_flight) t.after_released = connection[connection.size() - in_flight];
-      if (!connection.empty()) t.after_sent = connection.back();
-      const auto id = static_cast<std::int32_t>(plan.transfers.size());
-      if (upstream != kNoTransfer) plan.transfers[upstream].released_by = id;
-      connection.push_back(id);
-      plan.transfers.push_back(t);
-      return id;
-    };
     for (core::Bytes offset = begin; offset < end; offset += chunk) {
       const core::Bytes bytes = std::min(chunk, end - offset);
       std::int32_t upstream = kNoTransfer;
-      for (int r = n - 1; r >= 1; --r) upstream = add(r, r - 1, bytes, true, upstream, up[static_cast<std::size_t>(r)]);
+      for (int r = n - 1; r >= 1; --r)
+        upstream = append_hop(plan, hop(c, r, r - 1, bytes, true), upstream, up[static_cast<std::size_t>(r)], in_flight);
       // Rank 0 holds the fully reduced chunk: it goes back down the chain.
-      for (int r = 0; r + 1 < n; ++r) upstream = add(r, r + 1, bytes, false, upstream, down[static_cast<std::size_t>(r)]);
+      for (int r = 0; r + 1 < n; ++r)
+        upstream = append_hop(plan, hop(c, r, r + 1, bytes, false), upstream, down[static_cast<std::size_t>(r)], in_flight);
     }
   }
   return plan;
