@@ -9,6 +9,7 @@
 #include "sim/cli/child_run.hpp"
 #include "sim/cli/regress_command.hpp"
 #include "sim/cli/simulation_request.hpp"
+#include "sim/cli/sweep_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/topology_spec.hpp"
@@ -193,6 +194,21 @@ void register_regress(CLI::App& app, CommandSet& commands) {
   });
 }
 
+void register_sweep(CLI::App& app, CommandSet& commands) {
+  auto options = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand("sweep", "Run the product of parameter axes over a base scenario, one process per point");
+  cmd->add_option("sweep", options->sweep, "Sweep JSON (fabsim-sweep/1)")->required();
+  cmd->add_option("-j,--jobs", options->jobs, "Points simulated at once (separate processes)")->capture_default_str();
+  cmd->add_option("-o,--out", options->out_dir, "Write sweep.csv, sweep.json and the points here (default: CSV on stdout)");
+  cmd->callback([options, &commands] {
+    commands.action = [options] {
+      SweepOptions o = *options;
+      o.self = self_executable();
+      return run_sweep(o, std::cout);
+    };
+  });
+}
+
 void register_topo(CLI::App& app, CommandSet& commands) {
   auto path = std::make_shared<std::string>();
   auto hardware = std::make_shared<std::string>();
@@ -237,6 +253,7 @@ void register_topo(CLI::App& app, CommandSet& commands) {
 void register_commands(CLI::App& app, CommandSet& commands) {
   register_topo(app, commands);
   register_regress(app, commands);
+  register_sweep(app, commands);
   register_validate(app, commands);
   register_nccl_test(app, commands);
   register_run(app, commands);

@@ -1,0 +1,220 @@
+#include "sim/cli/sweep_command.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+
+extern char** environ;
+
+namespace fabsim::cli {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Axis {
+  std::string path;  ///< JSON pointer into the scenario, e.g. /workload/gpus
+  std::vector<json> values;
+};
+
+struct Point {
+  std::vector<json> values;  ///< one per axis
+  fs::path scenario, output, errors;
+  int exit_code = -1;
+};
+
+std::string absolute_from(const fs::path& base_file, const std::string& path) {
+  const fs::path p(path);
+  return p.is_absolute() ? path : fs::absolute(base_file.parent_path() / p).lexically_normal().string();
+}
+
+std::string cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out(1, '"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c == '\n' ? ' ' : c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+/// Starts `self run SCENARIO --format json` with stdout and stderr in files.
+pid_t spawn_point(const std::string& self, const Point& p) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, p.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, p.errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::string run = "run", scenario = p.scenario.string(), format = "--format", json_format = "json";
+  char* argv[] = {const_cast<char*>(self.c_str()), run.data(), scenario.data(), format.data(), json_format.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw core::SimulationError("cannot start " + self);
+  return pid;
+}
+
+std::string first_error(const fs::path& errors) {
+  std::ifstream in(errors);
+  std::string line, first;
+  while (std::getline(in, line)) {
+    if (line.rfind("error", 0) == 0) return line;
+    if (first.empty()) first = line;
+  }
+  return first.empty() ? "failed without a message" : first;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& options, std::ostream& out) {
+  const json doc = core::read_json_file(options.sweep);
+  core::Diagnostics diag(options.sweep);
+  core::JsonObject root(doc, "", diag);
+  root.expect_format("fabsim-sweep/1");
+  root.string("description", false);
+  const auto base_path = root.string("base");
+  std::vector<Axis> axes;
+  if (const json* list = root.child("axes", json::value_t::array)) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      core::JsonObject a((*list)[i], fmt::format("/axes/{}", i), diag);
+      Axis axis;
+      axis.path = a.string("path").value_or("");
+      if (const json* values = a.child("values", json::value_t::array)) axis.values.assign(values->begin(), values->end());
+      a.reject_unknown_keys();
+      if (axis.values.empty()) diag.error(a.path_of("values"), "expected at least one value");
+      if (!axis.path.empty() && axis.path[0] != '/')
+        diag.error(a.path_of("path"), fmt::format("'{}' is not a JSON pointer (expected e.g. \"/workload/gpus\")", axis.path));
+      axes.push_back(std::move(axis));
+    }
+  }
+  root.reject_unknown_keys();
+  diag.throw_if_any();
+
+  // The base scenario, with its relative paths made absolute so points can live anywhere.
+  const std::string base_file = absolute_from(options.sweep, *base_path);
+  json base = core::read_json_file(base_file);
+  for (const char* key : {"topology", "hardware"})
+    if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    try {
+      (void)base.at(json::json_pointer(axes[i].path));
+    } catch (const json::exception&) {
+      throw core::ConfigError(options.sweep, fmt::format("/axes/{}/path", i),
+                              fmt::format("'{}' names nothing in the base scenario {}", axes[i].path, base_file));
+    }
+  }
+
+  const fs::path work = options.out_dir.empty() ? fs::temp_directory_path() / fmt::format("fabsim-sweep-{}", ::getpid())
+                                                : fs::path(options.out_dir);
+  fs::create_directories(work / "points");
+  std::vector<Point> points;
+  std::size_t total = 1;
+  for (const auto& a : axes) total *= a.values.size();
+  for (std::size_t k = 0; k < total; ++k) {
+    Point p;
+    json scenario = base;
+    std::size_t rest = k;
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) p.values.insert(p.values.begin(), it->values[rest % it->values.size()]), rest /= it->values.size();
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      json value = p.values[i];
+      if ((axes[i].path == "/topology" || axes[i].path == "/hardware") && value.is_string())
+        value = absolute_from(options.sweep, value.get<std::string>());
+      scenario[json::json_pointer(axes[i].path)] = value;
+    }
+    scenario["output"] = {{"format", "json"}, {"links", false}};
+    p.scenario = work / "points" / fmt::format("point-{:04}.json", k);
+    p.output = work / "points" / fmt::format("point-{:04}.out.json", k);
+    p.errors = work / "points" / fmt::format("point-{:04}.err.txt", k);
+    std::ofstream(p.scenario) << scenario.dump(1) << '\n';
+    points.push_back(std::move(p));
+  }
+
+  // Run N processes at a time; a progress line only when stderr is a terminal.
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  std::map<pid_t, std::size_t> running;
+  std::size_t next = 0, done = 0, failed = 0;
+  while (done < points.size()) {
+    while (next < points.size() && static_cast<int>(running.size()) < std::max(1, options.jobs)) {
+      running[spawn_point(options.self, points[next])] = next;
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) throw core::SimulationError("lost track of the sweep's processes");
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    points[it->second].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (points[it->second].exit_code != 0) ++failed;
+    running.erase(it);
+    ++done;
+    if (progress) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double left = elapsed / static_cast<double>(done) * static_cast<double>(points.size() - done);
+      fmt::print(std::cerr, "\rsweep: {}/{} points, {} failed, about {:.0f} s left   ", done, points.size(), failed, left);
+    }
+  }
+  if (progress) fmt::print(std::cerr, "\n");
+
+  // Collect: one CSV line per point and size; a failed point is one line with its error.
+  std::ostringstream csv;
+  csv << "point";
+  for (const auto& a : axes) csv << ',' << csv_escape(a.path);
+  csv << ",bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,status,error\n";
+  json report = {{"sweep", options.sweep}, {"base", base_file}, {"axes", json::array()}, {"points", json::array()}};
+  for (const auto& a : axes) report["axes"].push_back({{"path", a.path}, {"values", a.values}});
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const Point& p = points[k];
+    std::string prefix = std::to_string(k);
+    json values = json::object();
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      prefix.push_back(',');
+      prefix += csv_escape(cell(p.values[i]));
+      values[axes[i].path] = p.values[i];
+    }
+    if (p.exit_code != 0) {
+      // Name the point file without its work folder, which differs between runs.
+      std::string error = first_error(p.errors);
+      if (const auto at = error.find(p.scenario.string()); at != std::string::npos)
+        error.replace(at, p.scenario.string().size(), p.scenario.filename().string());
+      csv << prefix << ",,,,,,,,failed," << csv_escape(error) << '\n';
+      report["points"].push_back({{"values", values}, {"status", "failed"}, {"exit_code", p.exit_code}, {"error", error}});
+      continue;
+    }
+    const json result = json::parse(std::ifstream(p.output));
+    for (const auto& r : result["rows"])
+      csv << prefix << ',' << r["bytes"].dump() << ',' << r["time_us"].dump() << ',' << r["algbw_GBps"].dump() << ','
+          << r["busbw_GBps"].dump() << ',' << r["algorithm"].get<std::string>() << ',' << r["protocol"].get<std::string>() << ','
+          << r["channels"].dump() << ",ok,\n";
+    report["points"].push_back({{"values", values}, {"status", "ok"}, {"rows", result["rows"]}, {"meta", result["meta"]}});
+  }
+  if (options.out_dir.empty()) {
+    out << csv.str();
+    fs::remove_all(work);
+  } else {
+    std::ofstream(work / "sweep.csv") << csv.str();
+    std::ofstream(work / "sweep.json") << report.dump(1) << '\n';
+    fmt::print(std::cerr, "sweep: {} points ({} failed); wrote {} and {}\n", points.size(), failed,
+               (work / "sweep.csv").string(), (work / "sweep.json").string());
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace fabsim::cli
