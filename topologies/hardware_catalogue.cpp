@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/json_reader.hpp"
+#include "sim/core/text.hpp"
 
 #ifndef FABSIM_SOURCE_DIR
 #define FABSIM_SOURCE_DIR "."
@@ -155,8 +156,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   if (const json* protos = o.child("protocols", json::value_t::object)) {
     JsonObject po(*protos, o.path_of("protocols"), o.diagnostics());
     for (Protocol proto : kAllProtocols) {
-      std::string key = protocol_name(proto);
-      for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string key = core::lower_case(protocol_name(proto));
       if (const json* pj = po.child(key, json::value_t::object)) {
         JsonObject pjo(*pj, po.path_of(key), o.diagnostics());
         std::vector<ParamSource> proto_sources;

@@ -12,6 +12,7 @@
 #include "sim/cli/sweep_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
 #include "topologies/topology_spec.hpp"
 #include "topologies/topology_summary.hpp"
 #include "traces/collectives/tuner.hpp"
@@ -51,9 +52,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.test.factor = f.factor;
   r.test.gpus = f.gpus;
   r.test.root = f.root;
-  std::string algo;
-  for (char c : f.algo) algo += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  r.test.algorithm = algo;
+  r.test.algorithm = core::lower_case(f.algo);
   if (f.proto != "auto" && f.proto != "AUTO") {
     if (auto p = traces::parse_protocol(f.proto)) {
       r.test.protocol = p;

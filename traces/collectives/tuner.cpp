@@ -1,7 +1,8 @@
 #include "traces/collectives/tuner.hpp"
 
+#include "sim/core/text.hpp"
+
 #include <algorithm>
-#include <cctype>
 #include <limits>
 
 namespace fabsim::traces {
@@ -9,11 +10,8 @@ namespace fabsim::traces {
 using topo::Protocol;
 
 std::optional<Protocol> parse_protocol(std::string_view name) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "ll") return Protocol::kLL;
-  if (lower == "ll128") return Protocol::kLL128;
-  if (lower == "simple") return Protocol::kSimple;
+  for (Protocol p : topo::kAllProtocols)
+    if (core::lower_case(topo::protocol_name(p)) == core::lower_case(name)) return p;
   return std::nullopt;
 }
 
@@ -27,11 +25,8 @@ std::string algorithm_name(Algorithm a) {
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "ring") return Algorithm::kRing;
-  if (lower == "nvls") return Algorithm::kNvls;
-  if (lower == "tree") return Algorithm::kTree;
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls})
+    if (core::lower_case(algorithm_name(a)) == core::lower_case(name)) return a;
   return std::nullopt;
 }
 
