@@ -24,6 +24,7 @@ struct TransferRequest {
   core::Bytes payload_bytes = 0;
   core::Bytes wire_bytes = 0;  ///< payload plus protocol overhead (LL flags, LL128 flag words)
   TransferKind kind = TransferKind::kPointToPoint;
+  std::uint32_t flow = 0;  ///< the connection it belongs to (NCCL channel): network ECMP hashes per flow
   const std::vector<int>* group = nullptr;  ///< GPUs of the communicator, for in-switch kinds; must outlive the transfer
 };
 

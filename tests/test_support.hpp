@@ -68,11 +68,11 @@ inline std::string ideal_catalogue(const std::string& input_buffer = "1 MiB") {
            ", \"tuner_base_latency\": " + q("\"1 us\"") + ", \"tuner_hop_latency\": " + q("\"1 us\"") + "}";
   };
   return std::string("{\"format\": \"fabsim-hardware/1\",") +
-         "\"links\": {\"testlink\": {\"description\": \"ideal\", \"bandwidth\": " + q("\"100 GB/s\"") +
-         ", \"efficiency\": " + q("1.0") + ", \"latency\": " + q("\"100 ns\"") + "}}," +
-         "\"switches\": {\"testswitch\": {\"description\": \"ideal\", \"ports\": " + q("64") +
+         "\"links\": {\"testlink\": {\"description\": \"ideal\", \"kind\": \"nvlink\", \"bandwidth\": " + q("\"100 GB/s\"") +
+         ", \"efficiency\": " + q("1.0") + ", \"latency\": " + q("\"100 ns\"") + ", \"routing_cost\": " + q("1") + "}}," +
+         "\"switches\": {\"testswitch\": {\"description\": \"ideal\", \"link_kind\": \"nvlink\", \"ports\": " + q("64") +
          ", \"traversal_latency\": " + q("\"50 ns\"") + ", \"input_buffer\": " + q("\"" + input_buffer + "\"") + ", \"in_network_reduction\": " + q("true") + "}}," +
-         "\"gpus\": {\"testgpu\": {\"description\": \"ideal\", \"link_ports\": " + q("18") +
+         "\"gpus\": {\"testgpu\": {\"description\": \"ideal\", \"link_ports\": " + q("18") + ", \"pcie_ports\": " + q("1") +
          ", \"launch_overhead\": " + q("\"0 us\"") + ", \"reduce_latency\": " + q("\"0 us\"") +
          ", \"ring_channels\": " + q("1") + ", \"p2p_channels\": " + q("1") + ", \"p2p_chunk\": " + q("\"64 MiB\"") +
          ", \"p2p_ll_threshold\": " + q("\"1 B\"") + ", \"tuner_ring_bus_bandwidth\": " + q("\"100 GB/s\"") +

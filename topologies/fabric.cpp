@@ -31,8 +31,16 @@ Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), o
       out_ports[d] = &gpus_.back()->out;
       in_exports[d] = &gpus_.back()->in;
     } else {
-      const auto& model = spec.catalogue.switches.at(dev.model);
-      models::SwitchParams params{model.ports, model.traversal_latency, model.input_buffer, model.in_network_reduction};
+      models::SwitchParams params;
+      if (dev.kind == DeviceKind::kSwitch) {
+        const auto& model = spec.catalogue.switches.at(dev.model);
+        params = {model.ports, model.traversal_latency, model.input_buffer, model.in_network_reduction};
+      } else {
+        // A NIC forwards RDMA traffic between its PCIe and network ports; its
+        // message latency is paid like a traversal (pipelined segments pay it once).
+        const auto& model = spec.catalogue.nics.at(dev.model);
+        params = {model.pcie_ports + model.network_ports, model.message_latency, model.input_buffer, false};
+      }
       switches_.push_back(std::make_unique<models::CrossbarSwitch>(module_name(dev.name).c_str(), params, ports));
       out_ports[d] = &switches_.back()->out;
       in_exports[d] = &switches_.back()->in;
@@ -172,7 +180,7 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
 
 void Fabric::send_point_to_point(const models::TransferRequest& request) {
   const TimePs now = core::now_ps();
-  const auto& paths = graph_.paths(request.source, request.destination);
+  const auto& paths = graph_.paths(request.source, request.destination, request.flow);
   double total_weight = 0;
   for (const auto& p : paths) total_weight += p.bottleneck.bytes_per_second;
 

@@ -44,7 +44,7 @@ class Fabric : public models::Transport, public models::DeliveryListener {
   void on_transfer_delivered(std::uint64_t transfer_id, TimePs at) override;
 
   const TopologySpec& spec() const { return spec_; }
-  const FabricGraph& graph() const { return graph_; }
+  FabricGraph& graph() { return graph_; }
   int gpu_count() const { return static_cast<int>(spec_.gpus.size()); }
   std::uint64_t segments_injected() const { return segments_injected_; }
   std::vector<LinkUsage> link_usage(TimePs elapsed) const;

@@ -3,17 +3,46 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <functional>
 #include <limits>
-#include <map>
+#include <numeric>
+#include <queue>
 
 #include "sim/core/error.hpp"
 
 namespace fabsim::topo {
 
+namespace {
+
+constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint64_t kAnyFlow = 0xFFFFFF;
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser: a fixed, portable hash
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t cache_key(int src, int dst, std::uint64_t flow) {
+  return (static_cast<std::uint64_t>(src) << 44) | (static_cast<std::uint64_t>(dst) << 24) | (flow & kAnyFlow);
+}
+
+/// Union-find over devices, for the connectivity check.
+struct Components {
+  std::vector<int> parent;
+  explicit Components(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(int a, int b) { parent[find(a)] = find(b); }
+};
+
+}  // namespace
+
 FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths)
-    : graph_(spec.devices.size()), gpu_count_(static_cast<int>(spec.gpus.size())) {
+    : spec_(spec), max_paths_(max_paths), graph_(spec.devices.size()) {
   for (std::size_t d = 0; d < spec.devices.size(); ++d) graph_[d].device = static_cast<int>(d);
   ports_.resize(spec.devices.size());
   for (std::size_t l = 0; l < spec.links.size(); ++l) {
@@ -22,85 +51,160 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths)
     ports_[link.a].push_back({static_cast<int>(l), false});
     ports_[link.b].push_back({static_cast<int>(l), true});
   }
-  compute_paths(spec, max_paths);
+  check_connected();
 }
 
-void FabricGraph::compute_paths(const TopologySpec& spec, int max_paths) {
-  const int devices = static_cast<int>(spec.devices.size());
-  // port index of each (device, link) pair, for turning paths into routes
-  std::vector<std::map<int, int>> port_index(devices);
-  for (int d = 0; d < devices; ++d)
-    for (std::size_t p = 0; p < ports_[d].size(); ++p) port_index[d][ports_[d][p].link] = static_cast<int>(p);
+int FabricGraph::neighbour(int /*device*/, const LinkDirectionRef& port) const {
+  const auto& l = spec_.links[port.link];
+  return port.reverse ? l.a : l.b;
+}
 
-  const auto is_gpu = [&](int d) { return spec.devices[d].kind == DeviceKind::kGpu; };
-  constexpr int kUnreached = std::numeric_limits<int>::max();
-  paths_.assign(static_cast<std::size_t>(gpu_count_) * gpu_count_, {});
-  core::Diagnostics diag(spec.file);
-
-  for (int dst = 0; dst < gpu_count_; ++dst) {
-    // Breadth-first search backwards from the destination, through switches only.
-    const int dst_dev = spec.gpus[dst];
-    std::vector<int> dist(devices, kUnreached);
-    dist[dst_dev] = 0;
-    std::deque<int> frontier{dst_dev};
-    while (!frontier.empty()) {
-      const int v = frontier.front();
-      frontier.pop_front();
-      if (v != dst_dev && is_gpu(v)) continue;  // GPUs terminate paths; they do not forward
-      for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
-        const int w = static_cast<int>(boost::target(*e, graph_));
-        if (dist[w] == kUnreached) {
-          dist[w] = dist[v] + 1;
-          frontier.push_back(w);
-        }
-      }
+void FabricGraph::check_connected() {
+  // Two GPUs can talk when a direct link joins them or when both touch the
+  // same connected set of forwarding devices (GPUs never forward).
+  Components forwarding(spec_.devices.size());
+  for (const auto& l : spec_.links)
+    if (spec_.forwards(l.a) && spec_.forwards(l.b)) forwarding.join(l.a, l.b);
+  const int gpus = static_cast<int>(spec_.gpus.size());
+  std::vector<std::vector<int>> touches(static_cast<std::size_t>(gpus));
+  std::unordered_map<int, int> gpus_per_component;
+  for (int g = 0; g < gpus; ++g) {
+    for (const auto& p : ports_[spec_.gpus[g]]) {
+      const int w = neighbour(spec_.gpus[g], p);
+      if (spec_.forwards(w)) touches[g].push_back(forwarding.find(w));
     }
-    for (int src = 0; src < gpu_count_; ++src) {
-      if (src == dst) continue;
-      const int src_dev = spec.gpus[src];
-      if (dist[src_dev] == kUnreached) {
-        diag.error(spec.devices[src_dev].json_path,
-                   fmt::format("gpu '{}' cannot reach gpu '{}' (no path through switches connects them)",
-                               spec.devices[src_dev].name, spec.devices[dst_dev].name));
-        continue;
+    std::sort(touches[g].begin(), touches[g].end());
+    touches[g].erase(std::unique(touches[g].begin(), touches[g].end()), touches[g].end());
+    for (int c : touches[g]) ++gpus_per_component[c];
+  }
+  for (const auto& [component, count] : gpus_per_component)
+    if (count == gpus) return;  // one switched fabric reaches every GPU
+  auto linked = [&](int x, int y) {
+    for (const auto& p : ports_[spec_.gpus[x]])
+      if (neighbour(spec_.gpus[x], p) == spec_.gpus[y]) return true;
+    std::vector<int> common;
+    std::set_intersection(touches[x].begin(), touches[x].end(), touches[y].begin(), touches[y].end(), std::back_inserter(common));
+    return !common.empty();
+  };
+  core::Diagnostics diag(spec_.file);
+  for (int x = 0; x < gpus && diag.items().size() < 8; ++x)
+    for (int y = x + 1; y < gpus && diag.items().size() < 8; ++y)
+      if (!linked(x, y)) {
+        const auto& a = spec_.devices[spec_.gpus[x]];
+        diag.error(a.json_path, fmt::format("gpu '{}' cannot reach gpu '{}' (no path through switches connects them)", a.name,
+                                            spec_.devices[spec_.gpus[y]].name));
       }
-      diameter_ = std::max(diameter_, dist[src_dev]);
-      auto& out = paths_[src * gpu_count_ + dst];
-      std::vector<LinkDirectionRef> hops;
-      std::vector<int> devices_on_path{src_dev};
-      // Depth-first walk down the distance field enumerates every shortest path.
-      std::function<void(int)> walk = [&](int v) {
-        if (static_cast<int>(out.size()) >= max_paths) return;
-        if (v == dst_dev) {
-          FabricPath path;
-          path.hops = hops;
-          double bottleneck = std::numeric_limits<double>::infinity();
-          for (std::size_t h = 0; h < hops.size(); ++h) {
-            const int from = devices_on_path[h];
-            path.route.out_ports.push_back(static_cast<std::uint16_t>(port_index[from].at(hops[h].link)));
-            bottleneck = std::min(bottleneck, spec.links[hops[h].link].effective_bandwidth().bytes_per_second);
-          }
-          path.bottleneck = {bottleneck};
-          out.push_back(std::move(path));
-          return;
-        }
-        // Ports in order keep the enumeration deterministic.
-        for (const auto& port : ports_[v]) {
-          const auto& link = spec.links[port.link];
-          const int w = port.reverse ? link.a : link.b;
-          if (dist[w] != dist[v] - 1) continue;
-          if (w != dst_dev && is_gpu(w)) continue;
-          hops.push_back(port);
-          devices_on_path.push_back(w);
-          walk(w);
-          hops.pop_back();
-          devices_on_path.pop_back();
-        }
-      };
-      walk(src_dev);
+  diag.throw_if_any();
+}
+
+const FabricGraph::Field& FabricGraph::field_to(int device) {
+  if (auto it = fields_.find(device); it != fields_.end()) return it->second;
+  Field f;
+  const std::size_t n = spec_.devices.size();
+  f.cost.assign(n, kUnreached);
+  f.hops.assign(n, std::numeric_limits<std::uint16_t>::max());
+  using Entry = std::pair<std::uint32_t, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  f.cost[device] = 0;
+  f.hops[device] = 0;
+  queue.push({0, device});
+  while (!queue.empty()) {
+    const auto [cost, v] = queue.top();
+    queue.pop();
+    if (cost != f.cost[v]) continue;
+    if (v != device && !spec_.forwards(v)) continue;  // a GPU ends a route; it does not relay one
+    for (const auto& p : ports_[v]) {
+      const int w = neighbour(v, p);
+      const std::uint32_t c = cost + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
+      const auto h = static_cast<std::uint16_t>(f.hops[v] + 1);
+      if (c < f.cost[w] || (c == f.cost[w] && h < f.hops[w])) {
+        const bool improved = c < f.cost[w];
+        f.cost[w] = c;
+        f.hops[w] = h;
+        if (improved) queue.push({c, w});
+      }
     }
   }
-  diag.throw_if_any();
+  return fields_.emplace(device, std::move(f)).first->second;
+}
+
+const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_t flow) {
+  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
+  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
+  const int src_dev = spec_.gpus[src], dst_dev = spec_.gpus[dst];
+  const Field& field = field_to(dst_dev);
+  std::vector<FabricPath> out;
+  bool hashed = false;
+  std::vector<LinkDirectionRef> hops;
+  std::vector<std::uint16_t> out_ports;
+  const bool spray_network = spec_.routing.network_ecmp == EcmpMode::kSpray;
+
+  // Depth-first down the cost field: branch where the hardware sprays, pick
+  // one next hop by hash where ECMP hashes flows.
+  std::function<void(int)> walk = [&](int v) {
+    if (static_cast<int>(out.size()) >= max_paths_) return;
+    if (v == dst_dev) {
+      FabricPath path;
+      path.hops = hops;
+      path.route.out_ports = out_ports;
+      double bottleneck = std::numeric_limits<double>::infinity();
+      for (const auto& h : hops) bottleneck = std::min(bottleneck, spec_.links[h.link].effective_bandwidth().bytes_per_second);
+      path.bottleneck = {bottleneck};
+      out.push_back(std::move(path));
+      return;
+    }
+    std::vector<std::uint16_t> next;  // port indexes on least-cost routes
+    bool network = false;
+    for (std::size_t i = 0; i < ports_[v].size(); ++i) {
+      const auto& p = ports_[v][i];
+      const int w = neighbour(v, p);
+      if (w != dst_dev && !spec_.forwards(w)) continue;
+      if (field.cost[w] == kUnreached) continue;
+      if (field.cost[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) != field.cost[v]) continue;
+      if (field.hops[w] + 1 != field.hops[v]) continue;
+      next.push_back(static_cast<std::uint16_t>(i));
+      network = network || is_network(spec_.links[p.link].kind);
+    }
+    if (network && !spray_network && next.size() > 1) {
+      hashed = true;
+      const std::uint64_t h = mix(spec_.routing.hash_seed ^ mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^
+                                                               static_cast<std::uint64_t>(dst) << 21 ^
+                                                               static_cast<std::uint64_t>(flow) << 42 ^
+                                                               static_cast<std::uint64_t>(v)));
+      next = {next[h % next.size()]};
+    }
+    for (const auto port : next) {
+      hops.push_back(ports_[v][port]);
+      out_ports.push_back(port);
+      walk(neighbour(v, ports_[v][port]));
+      hops.pop_back();
+      out_ports.pop_back();
+    }
+  };
+  if (field.cost[src_dev] == kUnreached)
+    throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[src_dev].name, spec_.devices[dst_dev].name));
+  walk(src_dev);
+  return path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), std::move(out)).first->second;
+}
+
+int FabricGraph::diameter(int exact_limit) {
+  const int gpus = static_cast<int>(spec_.gpus.size());
+  int sources = gpus;
+  diameter_sampled_ = false;
+  if (gpus > exact_limit) {
+    sources = std::max(1, exact_limit / 32);
+    diameter_sampled_ = true;
+  }
+  int longest = 0;
+  for (int i = 0; i < sources; ++i) {
+    const int g = static_cast<int>(static_cast<std::int64_t>(i) * gpus / sources);
+    // Routes are symmetric (undirected graph, symmetric costs): the field to g gives every route from g.
+    const Field& f = field_to(spec_.gpus[g]);
+    for (int other : spec_.gpus)
+      if (other != spec_.gpus[g] && f.cost[other] != kUnreached) longest = std::max<int>(longest, f.hops[other]);
+    fields_.erase(spec_.gpus[g]);  // a diameter pass must not leave a field per GPU behind
+  }
+  return longest;
 }
 
 }  // namespace fabsim::topo

@@ -25,6 +25,22 @@ std::string protocol_name(Protocol p) {
   return "?";
 }
 
+std::string link_kind_name(LinkKind k) {
+  switch (k) {
+    case LinkKind::kNvlink: return "nvlink";
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kInfiniband: return "infiniband";
+    case LinkKind::kEthernet: return "ethernet";
+  }
+  return "?";
+}
+
+std::optional<LinkKind> parse_link_kind(std::string_view text) {
+  for (LinkKind k : {LinkKind::kNvlink, LinkKind::kPcie, LinkKind::kInfiniband, LinkKind::kEthernet})
+    if (link_kind_name(k) == text) return k;
+  return std::nullopt;
+}
+
 std::string default_catalogue_path() { return std::string(FABSIM_SOURCE_DIR) + "/configs/hardware/catalogue.json"; }
 
 namespace {
@@ -86,14 +102,35 @@ class ParamReader {
 
 TimePs to_ps(std::optional<double> v) { return v ? static_cast<TimePs>(*v + 0.5) : 0; }
 
+/// Reads a plain `"kind": "nvlink"` style key (a fact, not a measured value).
+LinkKind read_kind(JsonObject& o, std::string_view key, bool network_only = false) {
+  const auto text = o.string(key);
+  if (!text) return LinkKind::kNvlink;
+  const auto kind = parse_link_kind(*text);
+  if (!kind || (network_only && !is_network(*kind))) {
+    o.diagnostics().error(o.path_of(key), fmt::format("unknown link kind '{}' (expected {})", *text,
+                                                      network_only ? "\"infiniband\" or \"ethernet\""
+                                                                   : "\"nvlink\", \"pcie\", \"infiniband\" or \"ethernet\""));
+    return LinkKind::kNvlink;
+  }
+  return *kind;
+}
+
 LinkModel read_link(const std::string& name, JsonObject& o) {
   LinkModel m;
   m.name = name;
   m.description = o.string("description").value_or("");
+  m.kind = read_kind(o, "kind");
   ParamReader p(o, m.sources);
   m.lane_bandwidth = {p.quantity("bandwidth", QuantityKind::kBandwidth).value_or(0)};
   m.efficiency = p.number("efficiency").value_or(1.0);
   m.latency = to_ps(p.quantity("latency", QuantityKind::kTime));
+  m.routing_cost = static_cast<int>(p.integer("routing_cost").value_or(1));
+  if (o.has("mtu") || o.has("packet_header")) {
+    m.mtu = static_cast<Bytes>(p.quantity("mtu", QuantityKind::kBytes).value_or(0));
+    m.packet_header = static_cast<Bytes>(p.quantity("packet_header", QuantityKind::kBytes).value_or(0));
+    if (m.mtu == 0) o.diagnostics().error(o.path_of("mtu"), "expected an MTU > 0 bytes");
+  }
   if (m.efficiency <= 0 || m.efficiency > 1)
     o.diagnostics().error(o.path_of("efficiency"), fmt::format("expected an efficiency in (0, 1], found {}", m.efficiency));
   if (o.has("bandwidth") && m.lane_bandwidth.bytes_per_second <= 0)
@@ -106,6 +143,7 @@ SwitchModel read_switch(const std::string& name, JsonObject& o) {
   SwitchModel m;
   m.name = name;
   m.description = o.string("description").value_or("");
+  m.link_kind = read_kind(o, "link_kind");
   ParamReader p(o, m.sources);
   m.ports = static_cast<int>(p.integer("ports").value_or(0));
   m.traversal_latency = to_ps(p.quantity("traversal_latency", QuantityKind::kTime));
@@ -143,7 +181,8 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   m.name = name;
   m.description = o.string("description").value_or("");
   ParamReader p(o, m.sources);
-  m.link_ports = static_cast<int>(p.integer("link_ports").value_or(0));
+  m.link_ports = static_cast<int>(p.integer("link_ports", 0).value_or(0));
+  m.pcie_ports = static_cast<int>(p.integer("pcie_ports", 0).value_or(1));
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
   m.reduce_latency = to_ps(p.quantity("reduce_latency", QuantityKind::kTime));
   m.ring_channels = static_cast<int>(p.integer("ring_channels").value_or(1));
@@ -187,6 +226,20 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   return m;
 }
 
+NicModel read_nic(const std::string& name, JsonObject& o) {
+  NicModel m;
+  m.name = name;
+  m.description = o.string("description").value_or("");
+  m.network_kind = read_kind(o, "network_kind", true);
+  ParamReader p(o, m.sources);
+  m.network_ports = static_cast<int>(p.integer("network_ports").value_or(1));
+  m.pcie_ports = static_cast<int>(p.integer("pcie_ports").value_or(1));
+  m.message_latency = to_ps(p.quantity("message_latency", QuantityKind::kTime));
+  m.input_buffer = static_cast<Bytes>(p.quantity("input_buffer", QuantityKind::kBytes).value_or(0));
+  o.reject_unknown_keys();
+  return m;
+}
+
 template <typename Model, typename Reader>
 void read_section(JsonObject& root, std::string_view key, std::map<std::string, Model>& into, Reader reader) {
   const json* section = root.child(key, json::value_t::object);
@@ -210,6 +263,7 @@ HardwareCatalogue load_hardware_catalogue(const std::string& path) {
   read_section(root, "links", catalogue.links, read_link);
   read_section(root, "switches", catalogue.switches, read_switch);
   read_section(root, "gpus", catalogue.gpus, read_gpu);
+  if (root.has("nics")) read_section(root, "nics", catalogue.nics, read_nic);
   root.reject_unknown_keys();
   diagnostics.throw_if_any();
   return catalogue;

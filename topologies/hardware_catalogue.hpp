@@ -22,22 +22,52 @@ struct ParamSource {
   std::string source;  ///< datasheet, measurement or calibration
 };
 
+/// What a link is, which decides which devices may sit at its ends.
+enum class LinkKind { kNvlink, kPcie, kInfiniband, kEthernet };
+std::string link_kind_name(LinkKind k);
+std::optional<LinkKind> parse_link_kind(std::string_view text);
+inline bool is_network(LinkKind k) { return k == LinkKind::kInfiniband || k == LinkKind::kEthernet; }
+
 struct LinkModel {
   std::string name;
   std::string description;
+  LinkKind kind = LinkKind::kNvlink;
   Bandwidth lane_bandwidth;  ///< one link, one direction, line rate
-  double efficiency = 1.0;   ///< payload share of the line rate
+  double efficiency = 1.0;   ///< payload share of what is left after packet headers
   TimePs latency = 0;
+  int routing_cost = 1;      ///< weight of one hop in shortest-path routing
+  Bytes mtu = 0;             ///< network packets: payload per packet (0: not packetised)
+  Bytes packet_header = 0;   ///< network packets: header and trailer bytes per packet
   std::vector<ParamSource> sources;
+
+  /// Payload share of the wire once every MTU-sized packet carries its headers.
+  double packet_efficiency() const {
+    return mtu > 0 ? static_cast<double>(mtu) / static_cast<double>(mtu + packet_header) : 1.0;
+  }
 };
 
 struct SwitchModel {
   std::string name;
   std::string description;
+  LinkKind link_kind = LinkKind::kNvlink;  ///< the kind of every port: NVSwitch, PCIe switch, IB or Ethernet switch
   int ports = 0;
   TimePs traversal_latency = 0;
   Bytes input_buffer = 0;
   bool in_network_reduction = false;  ///< NVLink SHARP (NVSwitch gen3+) or SHARP (InfiniBand)
+  std::vector<ParamSource> sources;
+};
+
+/// A network adapter (ConnectX, BlueField): one PCIe port on the host side,
+/// network ports on the other. It forwards RDMA traffic between them (the
+/// GPUDirect RDMA path) after a per-message processing latency.
+struct NicModel {
+  std::string name;
+  std::string description;
+  LinkKind network_kind = LinkKind::kInfiniband;
+  int network_ports = 1;
+  int pcie_ports = 1;
+  TimePs message_latency = 0;  ///< doorbell to first byte on the wire (and the mirror on receipt)
+  Bytes input_buffer = 0;
   std::vector<ParamSource> sources;
 };
 
@@ -77,7 +107,8 @@ struct NvlsParams {
 struct GpuModel {
   std::string name;
   std::string description;
-  int link_ports = 0;
+  int link_ports = 0;           ///< NVLink ports
+  int pcie_ports = 1;           ///< host interface (PCIe) ports
   TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives
   TimePs reduce_latency = 0;   ///< extra latency of a step that reduces received data with local data
   int ring_channels = 1;       ///< NCCL's ring channel count on this platform
@@ -97,6 +128,7 @@ struct HardwareCatalogue {
   std::map<std::string, LinkModel> links;
   std::map<std::string, SwitchModel> switches;
   std::map<std::string, GpuModel> gpus;
+  std::map<std::string, NicModel> nics;
 };
 
 /// Loads and validates a catalogue; throws core::ConfigError with every problem.

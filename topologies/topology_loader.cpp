@@ -1,9 +1,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <map>
 
 #include "sim/core/json_reader.hpp"
+#include "topologies/topology_builder.hpp"
+#include "topologies/topology_generator.hpp"
 #include "topologies/topology_spec.hpp"
 
 namespace fabsim::topo {
@@ -15,15 +16,8 @@ using nlohmann::json;
 
 namespace {
 
-template <typename Map>
-std::string keys_of(const Map& m) {
-  std::string out;
-  for (const auto& [k, v] : m) out += (out.empty() ? "" : ", ") + k;
-  return out;
-}
-
-std::string resolve_catalogue(const std::string& topology_path, JsonObject& root, const std::string& override_path) {
-  const auto declared = root.string("hardware", false);
+std::string resolve_catalogue(const std::string& topology_path, const std::optional<std::string>& declared,
+                              const std::string& override_path) {
   if (!override_path.empty()) return override_path;
   if (!declared) return default_catalogue_path();
   const std::filesystem::path p(*declared);
@@ -31,7 +25,7 @@ std::string resolve_catalogue(const std::string& topology_path, JsonObject& root
   return (std::filesystem::path(topology_path).parent_path() / p).lexically_normal().string();
 }
 
-void read_devices(JsonObject& root, TopologySpec& spec, std::map<std::string, int, std::less<>>& index) {
+void read_devices(JsonObject& root, TopologyBuilder& builder) {
   const json* devices = root.child("devices", json::value_t::array);
   if (!devices) return;
   Diagnostics& diag = root.diagnostics();
@@ -39,40 +33,30 @@ void read_devices(JsonObject& root, TopologySpec& spec, std::map<std::string, in
     const std::string path = fmt::format("/devices/{}", i);
     JsonObject o((*devices)[i], path, diag);
     if (!o.is_object()) continue;
-    DeviceSpec d;
-    d.json_path = path;
-    d.name = o.string("name").value_or("");
+    const auto name = o.string("name");
     const auto kind = o.string("kind");
-    d.model = o.string("model").value_or("");
+    const auto model = o.string("model");
     o.reject_unknown_keys();
-    if (kind) {
-      if (*kind == "gpu") {
-        d.kind = DeviceKind::kGpu;
-        if (!d.model.empty() && !spec.catalogue.gpus.contains(d.model))
-          diag.error(o.path_of("model"), fmt::format("unknown gpu model '{}' (catalogue {} has: {})", d.model,
-                                                     spec.catalogue.file, keys_of(spec.catalogue.gpus)));
-      } else if (*kind == "switch") {
-        d.kind = DeviceKind::kSwitch;
-        if (!d.model.empty() && !spec.catalogue.switches.contains(d.model))
-          diag.error(o.path_of("model"), fmt::format("unknown switch model '{}' (catalogue {} has: {})", d.model,
-                                                     spec.catalogue.file, keys_of(spec.catalogue.switches)));
-      } else {
-        diag.error(o.path_of("kind"), fmt::format("unknown device kind '{}' (expected \"gpu\" or \"switch\")", *kind));
-      }
-    }
-    if (d.name.empty()) continue;
-    if (index.contains(d.name)) {
-      diag.error(o.path_of("name"), fmt::format("duplicate device name '{}' (first declared at {})", d.name,
-                                                spec.devices[index.at(d.name)].json_path));
+    std::optional<DeviceKind> k;
+    if (kind == "gpu") k = DeviceKind::kGpu;
+    else if (kind == "switch") k = DeviceKind::kSwitch;
+    else if (kind == "nic") k = DeviceKind::kNic;
+    else if (kind) diag.error(o.path_of("kind"), fmt::format("unknown device kind '{}' (expected \"gpu\", \"switch\" or \"nic\")", *kind));
+    if (name && builder.find(*name) >= 0) {
+      diag.error(o.path_of("name"), fmt::format("duplicate device name '{}' (first declared at {})", *name,
+                                                builder.spec().devices[builder.find(*name)].json_path));
       continue;
     }
-    index.emplace(d.name, static_cast<int>(spec.devices.size()));
-    if (d.kind == DeviceKind::kGpu) spec.gpus.push_back(static_cast<int>(spec.devices.size()));
-    spec.devices.push_back(std::move(d));
+    if (!name || !k || !model) continue;
+    if (name->empty()) {
+      diag.error(o.path_of("name"), "expected a non-empty device name");
+      continue;
+    }
+    builder.add_device(*name, *k, *model, path, o.path_of("model"));
   }
 }
 
-void read_links(JsonObject& root, TopologySpec& spec, const std::map<std::string, int, std::less<>>& index) {
+void read_links(JsonObject& root, TopologyBuilder& builder) {
   const json* links = root.child("links", json::value_t::array);
   if (!links) return;
   Diagnostics& diag = root.diagnostics();
@@ -80,68 +64,46 @@ void read_links(JsonObject& root, TopologySpec& spec, const std::map<std::string
     const std::string path = fmt::format("/links/{}", i);
     JsonObject o((*links)[i], path, diag);
     if (!o.is_object()) continue;
-    LinkSpec l;
-    l.json_path = path;
+    int ends[2] = {-1, -1};
     bool ok = true;
-    for (const char* end : {"a", "b"}) {
-      const auto name = o.string(end);
+    for (int e = 0; e < 2; ++e) {
+      const char* key = e == 0 ? "a" : "b";
+      const auto name = o.string(key);
       if (!name) {
         ok = false;
         continue;
       }
-      const auto it = index.find(*name);
-      if (it == index.end()) {
-        diag.error(o.path_of(end), fmt::format("link to a missing device '{}' (no device of that name is declared)", *name));
+      ends[e] = builder.find(*name);
+      if (ends[e] < 0) {
+        diag.error(o.path_of(key), fmt::format("link to a missing device '{}' (no device of that name is declared)", *name));
         ok = false;
-        continue;
       }
-      (std::string_view(end) == "a" ? l.a : l.b) = it->second;
     }
-    l.model = o.string("model").value_or("");
-    l.count = static_cast<int>(o.integer("count", false, 1).value_or(1));
+    const auto model = o.string("model");
+    const int count = static_cast<int>(o.integer("count", false, 1).value_or(1));
     const auto bandwidth = o.quantity("bandwidth", QuantityKind::kBandwidth, false);
     const auto latency = o.quantity("latency", QuantityKind::kTime, false);
     o.reject_unknown_keys();
-    const auto model = spec.catalogue.links.find(l.model);
-    if (!l.model.empty() && model == spec.catalogue.links.end()) {
-      diag.error(o.path_of("model"), fmt::format("unknown link model '{}' (catalogue {} has: {})", l.model,
-                                                 spec.catalogue.file, keys_of(spec.catalogue.links)));
-      ok = false;
-    }
     if (bandwidth && *bandwidth <= 0) {
       diag.error(o.path_of("bandwidth"), "expected a bandwidth > 0 (per link, per direction)");
       ok = false;
     }
-    if (ok && l.a == l.b) {
-      diag.error(path, fmt::format("link from '{}' to itself (expected two different devices)", spec.devices[l.a].name));
-      ok = false;
-    }
-    if (!ok || model == spec.catalogue.links.end()) continue;
-    l.lane_bandwidth = bandwidth ? Bandwidth{*bandwidth} : model->second.lane_bandwidth;
-    l.efficiency = model->second.efficiency;
-    l.latency = latency ? static_cast<TimePs>(*latency + 0.5) : model->second.latency;
-    spec.links.push_back(std::move(l));
+    if (!ok || !model) continue;
+    builder.add_link(ends[0], ends[1], *model, count, path, bandwidth, latency, o.path_of("model"));
   }
 }
 
-void check_ports(TopologySpec& spec, Diagnostics& diag) {
-  std::vector<int> used(spec.devices.size(), 0);
-  std::vector<std::string> last_path(spec.devices.size());
-  for (const auto& l : spec.links) {
-    used[l.a] += l.count;
-    used[l.b] += l.count;
-    last_path[l.a] = last_path[l.b] = l.json_path;
+void read_routing(JsonObject& root, TopologySpec& spec) {
+  const json* r = root.child("routing", json::value_t::object, false);
+  if (!r) return;
+  JsonObject o(*r, "/routing", root.diagnostics());
+  if (const auto ecmp = o.string("network_ecmp", false)) {
+    if (*ecmp == "flow-hash") spec.routing.network_ecmp = EcmpMode::kFlowHash;
+    else if (*ecmp == "spray") spec.routing.network_ecmp = EcmpMode::kSpray;
+    else o.diagnostics().error(o.path_of("network_ecmp"), fmt::format("unknown ECMP mode '{}' (expected \"flow-hash\" or \"spray\")", *ecmp));
   }
-  for (std::size_t d = 0; d < spec.devices.size(); ++d) {
-    const auto& dev = spec.devices[d];
-    int ports = 0;
-    if (dev.kind == DeviceKind::kGpu && spec.catalogue.gpus.contains(dev.model)) ports = spec.catalogue.gpus.at(dev.model).link_ports;
-    if (dev.kind == DeviceKind::kSwitch && spec.catalogue.switches.contains(dev.model))
-      ports = spec.catalogue.switches.at(dev.model).ports;
-    if (ports > 0 && used[d] > ports)
-      diag.error(last_path[d], fmt::format("device '{}' ({}) has {} ports but its links use {}", dev.name, dev.model, ports, used[d]));
-  }
-  if (spec.gpus.empty()) diag.error("/devices", "expected at least one device of kind \"gpu\"");
+  spec.routing.hash_seed = static_cast<std::uint64_t>(o.integer("hash_seed", false, 0).value_or(0));
+  o.reject_unknown_keys();
 }
 
 }  // namespace
@@ -155,12 +117,25 @@ TopologySpec load_topology(const std::string& path, const std::string& catalogue
   root.expect_format("fabsim-topology/1");
   spec.name = root.string("name").value_or("");
   spec.description = root.string("description", false).value_or("");
-  spec.catalogue = load_hardware_catalogue(resolve_catalogue(path, root, catalogue_override));
-  std::map<std::string, int, std::less<>> index;
-  read_devices(root, spec, index);
-  read_links(root, spec, index);
+  const auto hardware = root.string("hardware", false);
+  spec.hardware = hardware.value_or("");
+  spec.catalogue = load_hardware_catalogue(resolve_catalogue(path, hardware, catalogue_override));
+  read_routing(root, spec);
+  TopologyBuilder builder(spec, diag);
+  if (root.has("generate")) {
+    if (root.has("devices") || root.has("links"))
+      diag.error("/generate", "expected either \"generate\" or \"devices\" and \"links\", not both");
+    if (const json* g = root.child("generate", json::value_t::object)) {
+      JsonObject gen(*g, "/generate", diag);
+      generate_topology(gen, builder);
+    }
+  } else {
+    read_devices(root, builder);
+    read_links(root, builder);
+  }
   root.reject_unknown_keys();
-  check_ports(spec, diag);
+  diag.throw_if_any();  // port checks need every model resolved
+  builder.check_ports();
   diag.throw_if_any();
   return spec;
 }

@@ -2,6 +2,7 @@
 /// The validated, plain description of a fabric: devices and the links
 /// between them, every value resolved against the hardware catalogue.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,13 +10,16 @@
 
 namespace fabsim::topo {
 
-enum class DeviceKind { kGpu, kSwitch };
+/// GPUs are endpoints; switches (NVSwitch, PCIe switch, root complex,
+/// InfiniBand or Ethernet switch) and NICs forward.
+enum class DeviceKind { kGpu, kSwitch, kNic };
+std::string device_kind_name(DeviceKind k);
 
 struct DeviceSpec {
   std::string name;
   DeviceKind kind = DeviceKind::kGpu;
-  std::string model;      ///< key into the catalogue's gpus or switches
-  std::string json_path;  ///< where it was declared, for later errors
+  std::string model;      ///< key into the catalogue's gpus, switches or nics
+  std::string json_path;  ///< where it was declared (or the generator section that made it), for later errors
 };
 
 /// A bundle of `count` parallel links between devices a and b, one model,
@@ -26,31 +30,51 @@ struct LinkSpec {
   int a = -1;  ///< device index
   int b = -1;
   std::string model;
+  LinkKind kind = LinkKind::kNvlink;
   int count = 1;
   Bandwidth lane_bandwidth;  ///< one link, one direction, line rate
-  double efficiency = 1.0;
+  double efficiency = 1.0;   ///< payload share of the line rate, packet headers included
   TimePs latency = 0;
+  int routing_cost = 1;
+  bool bandwidth_overridden = false;  ///< the file set bandwidth, not the model
+  bool latency_overridden = false;
   std::string json_path;
 
   Bandwidth raw_bandwidth() const { return lane_bandwidth.scaled(count); }
   Bandwidth effective_bandwidth() const { return lane_bandwidth.scaled(count * efficiency); }
 };
 
+/// How traffic picks among equal-cost network paths. NVLink and PCIe
+/// traffic always sprays over every equal-cost path (the hardware stripes
+/// packets over links and switch planes).
+enum class EcmpMode {
+  kFlowHash,  ///< one path per flow (source, destination, channel), by a deterministic hash: static IB routes, RoCE ECMP
+  kSpray,     ///< every equal-cost path, by bandwidth: adaptive routing / packet spraying
+};
+
+struct RoutingSpec {
+  EcmpMode network_ecmp = EcmpMode::kFlowHash;
+  std::uint64_t hash_seed = 0;
+};
+
 struct TopologySpec {
   std::string file;
   std::string name;
   std::string description;
+  std::string hardware;  ///< the "hardware" key as written, if any
   HardwareCatalogue catalogue;
+  RoutingSpec routing;
   std::vector<DeviceSpec> devices;
   std::vector<LinkSpec> links;
   std::vector<int> gpus;  ///< device indexes of the GPUs, in declaration order (rank order)
 
   const GpuModel& gpu_model(int gpu_rank) const { return catalogue.gpus.at(devices[gpus[gpu_rank]].model); }
+  bool forwards(int device) const { return devices[device].kind != DeviceKind::kGpu; }
 };
 
-/// Reads and validates a topology file. Every problem in the file is reported
-/// at once as a core::ConfigError naming the file and JSON path.
-/// `catalogue_override`, when not empty, replaces the file's catalogue.
+/// Reads and validates a topology file, explicit or generated. Every problem
+/// in the file is reported at once as a core::ConfigError naming the file and
+/// JSON path. `catalogue_override`, when not empty, replaces the file's catalogue.
 TopologySpec load_topology(const std::string& path, const std::string& catalogue_override = "");
 
 }  // namespace fabsim::topo

@@ -1,5 +1,7 @@
 #include "topologies/topology_summary.hpp"
 
+#include "topologies/nvlink_domains.hpp"
+
 #include <boost/graph/graphviz.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <fmt/format.h>
@@ -59,35 +61,96 @@ double bisection(const TopologySpec& spec) {
   return static_cast<double>(boost::push_relabel_max_flow(g, source, sink));
 }
 
+std::vector<NetworkTier> network_tiers(const TopologySpec& spec, const FabricGraph& graph) {
+  const auto is_network_switch = [&](int d) {
+    return spec.devices[d].kind == DeviceKind::kSwitch && is_network(spec.catalogue.switches.at(spec.devices[d].model).link_kind);
+  };
+  std::vector<int> tier(spec.devices.size(), 0);  // 0: not a network switch (or unreached)
+  std::vector<int> frontier;
+  for (std::size_t d = 0; d < spec.devices.size(); ++d)
+    if (spec.devices[d].kind == DeviceKind::kNic)
+      for (const auto& p : graph.ports(static_cast<int>(d))) {
+        const int w = graph.neighbour(static_cast<int>(d), p);
+        if (is_network_switch(w) && tier[w] == 0) {
+          tier[w] = 1;
+          frontier.push_back(w);
+        }
+      }
+  for (int t = 1; !frontier.empty(); ++t) {
+    std::vector<int> next;
+    for (int v : frontier)
+      for (const auto& p : graph.ports(v)) {
+        const int w = graph.neighbour(v, p);
+        if (is_network_switch(w) && tier[w] == 0) {
+          tier[w] = t + 1;
+          next.push_back(w);
+        }
+      }
+    frontier = std::move(next);
+  }
+  std::vector<NetworkTier> tiers;
+  for (std::size_t d = 0; d < spec.devices.size(); ++d) {
+    if (tier[d] == 0) continue;
+    if (static_cast<int>(tiers.size()) < tier[d]) tiers.resize(tier[d]);
+    auto& t = tiers[tier[d] - 1];
+    t.tier = tier[d];
+    ++t.switches;
+    for (const auto& p : graph.ports(static_cast<int>(d))) {
+      const int w = graph.neighbour(static_cast<int>(d), p);
+      const double bw = spec.links[p.link].raw_bandwidth().bytes_per_second;
+      if (tier[w] > tier[d]) t.up.bytes_per_second += bw;
+      else if (tier[w] < tier[d]) t.down.bytes_per_second += bw;  // NICs have tier 0
+    }
+  }
+  return tiers;
+}
+
 }  // namespace
 
-TopologySummary summarise(const TopologySpec& spec, const FabricGraph& graph) {
+TopologySummary summarise(const TopologySpec& spec, FabricGraph& graph) {
   TopologySummary s;
   s.gpus = static_cast<int>(spec.gpus.size());
-  s.switches = static_cast<int>(spec.devices.size()) - s.gpus;
+  for (const auto& d : spec.devices) {
+    if (d.kind == DeviceKind::kNic) ++s.nics;
+    if (d.kind != DeviceKind::kSwitch) continue;
+    const auto kind = spec.catalogue.switches.at(d.model).link_kind;
+    if (kind == LinkKind::kNvlink) ++s.nvlink_switches;
+    else if (kind == LinkKind::kPcie) ++s.pcie_switches;
+    else ++s.network_switches;
+  }
   s.link_bundles = static_cast<int>(spec.links.size());
   double line = std::numeric_limits<double>::infinity(), effective = line;
   for (int gpu : spec.gpus) {
     double l = 0, e = 0;
     for (const auto& port : graph.ports(gpu)) {
+      if (spec.links[port.link].kind != LinkKind::kNvlink) continue;
       l += spec.links[port.link].raw_bandwidth().bytes_per_second;
       e += spec.links[port.link].effective_bandwidth().bytes_per_second;
     }
     line = std::min(line, l);
     effective = std::min(effective, e);
   }
-  for (const auto& l : spec.links) s.links += l.count;
+  double network = 0;
+  for (const auto& l : spec.links) {
+    s.links += l.count;
+    if (is_network(l.kind) && (spec.devices[l.a].kind == DeviceKind::kNic || spec.devices[l.b].kind == DeviceKind::kNic))
+      network += l.raw_bandwidth().bytes_per_second;
+  }
   s.injection_line = {s.gpus > 0 ? line : 0.0};
   s.injection_effective = {s.gpus > 0 ? effective : 0.0};
+  s.network_per_gpu = {s.gpus > 0 ? network / s.gpus : 0.0};
+  s.nvlink_domains = nvlink_domains(spec).count;
   s.bisection_line = {bisection(spec)};
+  s.tiers = network_tiers(spec, graph);
   s.diameter = graph.diameter();
+  s.diameter_sampled = graph.diameter_sampled();
   return s;
 }
 
 void write_dot(std::ostream& out, const TopologySpec& spec, const FabricGraph& graph) {
   auto vertex_writer = [&](std::ostream& o, const auto& v) {
     const auto& d = spec.devices[graph.graph()[v].device];
-    o << fmt::format("[label=\"{}\\n{}\", shape={}]", d.name, d.model, d.kind == DeviceKind::kGpu ? "box" : "ellipse");
+    o << fmt::format("[label=\"{}\\n{}\", shape={}]", d.name, d.model, d.kind == DeviceKind::kGpu ? "box" : (d.kind == DeviceKind::kNic ? "hexagon" : "ellipse"));
   };
   auto edge_writer = [&](std::ostream& o, const auto& e) {
     const auto& l = spec.links[graph.graph()[e].link];

@@ -10,6 +10,8 @@
 #include "traces/collectives/chain_planner.hpp"
 #include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/p2p_planner.hpp"
+#include "topologies/nvlink_domains.hpp"
+#include "traces/collectives/ring_layout.hpp"
 #include "traces/collectives/ring_planner.hpp"
 #include "traces/collectives/tuner.hpp"
 #include "traces/executor/plan_executor.hpp"
@@ -75,6 +77,11 @@ class SweepDriver {
     std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
     sizes_ = nccl_test_sizes(config);
     nvls_available_ = fabric.supports_in_switch_collectives(gpu_of_rank_);
+    const auto domains = topo::nvlink_domains(fabric.spec());
+    for (int gpu : gpu_of_rank_) {
+      domain_of_rank_.push_back(domains.domain_of_gpu[gpu]);
+      rail_of_rank_.push_back(domains.local_index[gpu]);
+    }
   }
 
   NcclTestResult run() {
@@ -121,6 +128,7 @@ class SweepDriver {
         plan = plan_chain({config_.op, ranks_, config_.root, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
       } else {
         plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+        place_on_rings(plan, rail_aligned_rings(domain_of_rank_, rail_of_rank_, plan.channels));
       }
       params.step_latency = protocol.step_latency;
       params.reduce_latency = gpu.reduce_latency;
@@ -152,6 +160,7 @@ class SweepDriver {
   PlanExecutor executor_;
   int ranks_ = 0;
   std::vector<int> gpu_of_rank_;
+  std::vector<int> domain_of_rank_, rail_of_rank_;  // NVLink domain and rail of each rank, for multi-node rings
   std::vector<core::Bytes> sizes_;
   bool nvls_available_ = false;
   NcclTestResult result_;

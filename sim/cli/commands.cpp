@@ -15,6 +15,8 @@
 #include "sim/core/text.hpp"
 #include "topologies/topology_spec.hpp"
 #include "topologies/topology_summary.hpp"
+#include "topologies/topology_writer.hpp"
+#include <fmt/ostream.h>
 #include "traces/collectives/tuner.hpp"
 
 namespace fabsim::cli {
@@ -208,6 +210,29 @@ void register_sweep(CLI::App& app, CommandSet& commands) {
   });
 }
 
+void print_summary(std::ostream& out, const topo::TopologySpec& spec, const topo::TopologySummary& s) {
+  fmt::print(out, "topology {}: {}\n", spec.name, spec.description);
+  fmt::print(out, "  GPUs                      {} in {} NVLink domain{}\n", s.gpus, s.nvlink_domains, s.nvlink_domains == 1 ? "" : "s");
+  fmt::print(out, "  switches                  {} NVLink, {} PCIe (switches and root complexes), {} network\n", s.nvlink_switches,
+             s.pcie_switches, s.network_switches);
+  fmt::print(out, "  NICs                      {}\n", s.nics);
+  fmt::print(out, "  links                     {} in {} bundles\n", s.links, s.link_bundles);
+  fmt::print(out, "  NVLink per GPU            {:.1f} GB/s line rate, {:.1f} GB/s effective (one direction)\n",
+             s.injection_line.gbytes_per_second(), s.injection_effective.gbytes_per_second());
+  fmt::print(out, "  network per GPU           {:.1f} GB/s line rate (NIC ports / GPUs, one direction)\n", s.network_per_gpu.gbytes_per_second());
+  fmt::print(out, "  bisection                 {:.1f} GB/s line rate (first half of the GPUs to the second, one direction)\n",
+             s.bisection_line.gbytes_per_second());
+  for (const auto& t : s.tiers) {
+    if (t.up.bytes_per_second > 0)
+      fmt::print(out, "  network tier {}            {} switches, {:.1f} GB/s down, {:.1f} GB/s up: oversubscription {:.2f}:1\n", t.tier,
+                 t.switches, t.down.gbytes_per_second(), t.up.gbytes_per_second(), t.oversubscription());
+    else
+      fmt::print(out, "  network tier {}            {} switches, {:.1f} GB/s down (top tier)\n", t.tier, t.switches, t.down.gbytes_per_second());
+  }
+  fmt::print(out, "  diameter                  {}{} links between GPUs{}\n", s.diameter_sampled ? ">= " : "", s.diameter,
+             s.diameter_sampled ? " (routes from a sample of GPUs)" : "");
+}
+
 void register_topo(CLI::App& app, CommandSet& commands) {
   auto path = std::make_shared<std::string>();
   auto hardware = std::make_shared<std::string>();
@@ -216,7 +241,8 @@ void register_topo(CLI::App& app, CommandSet& commands) {
   topo_cmd->require_subcommand(1);
   auto* check = topo_cmd->add_subcommand("check", "Validate a topology, route it and print its figures");
   auto* show = topo_cmd->add_subcommand("show", "Print a topology as Graphviz DOT");
-  for (auto* cmd : {check, show}) {
+  auto* expand = topo_cmd->add_subcommand("expand", "Print a (generated) topology in the explicit format");
+  for (auto* cmd : {check, show, expand}) {
     cmd->add_option("file", *path, "Topology JSON file")->required();
     cmd->add_option("--hardware", *hardware, "Hardware catalogue override");
   }
@@ -224,23 +250,23 @@ void register_topo(CLI::App& app, CommandSet& commands) {
   check->callback([path, hardware, &commands] {
     commands.action = [path, hardware] {
       const auto spec = topo::load_topology(*path, *hardware);
-      const topo::FabricGraph graph(spec);
-      const auto s = topo::summarise(spec, graph);
-      fmt::print("topology {}: {}\n", spec.name, spec.description);
-      fmt::print("  GPUs                      {}\n  switches                  {}\n", s.gpus, s.switches);
-      fmt::print("  links                     {} in {} bundles\n", s.links, s.link_bundles);
-      fmt::print("  injection per GPU         {:.1f} GB/s line rate, {:.1f} GB/s effective (one direction)\n",
-                 s.injection_line.gbytes_per_second(), s.injection_effective.gbytes_per_second());
-      fmt::print("  bisection                 {:.1f} GB/s line rate (first half of the GPUs to the second, one direction)\n",
-                 s.bisection_line.gbytes_per_second());
-      fmt::print("  diameter                  {} links between GPUs\n", s.diameter);
+      topo::FabricGraph graph(spec);
+      print_summary(std::cout, spec, topo::summarise(spec, graph));
+      return 0;
+    };
+  });
+  expand->callback([path, hardware, &commands] {
+    commands.action = [path, hardware] {
+      const auto spec = topo::load_topology(*path, *hardware);
+      topo::FabricGraph graph(spec);  // expand only what routes
+      topo::write_explicit_topology(std::cout, spec);
       return 0;
     };
   });
   show->callback([path, hardware, &commands] {
     commands.action = [path, hardware] {
       const auto spec = topo::load_topology(*path, *hardware);
-      const topo::FabricGraph graph(spec);
+      topo::FabricGraph graph(spec);
       topo::write_dot(std::cout, spec, graph);
       return 0;
     };

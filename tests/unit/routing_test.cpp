@@ -10,7 +10,7 @@ using namespace fabsim;
 
 TEST_CASE("HGX H100: every GPU pair has four 2-hop paths, one per NVSwitch, weighted by its links", "[routing]") {
   const auto spec = topo::load_topology(testing::source_path("topologies/hgx-h100.json"));
-  const topo::FabricGraph graph(spec);
+  topo::FabricGraph graph(spec);
   CHECK(graph.diameter() == 2);
   const double lane = 25e9 * 0.824;
   for (int src = 0; src < 8; ++src) {
@@ -33,7 +33,7 @@ TEST_CASE("HGX H100: every GPU pair has four 2-hop paths, one per NVSwitch, weig
 
 TEST_CASE("a route's ports lead from the source through the switch to the destination", "[routing]") {
   const auto spec = topo::load_topology(testing::star_topology("star3", 3));
-  const topo::FabricGraph graph(spec);
+  topo::FabricGraph graph(spec);
   const auto& path = graph.paths(0, 2).front();
   // gpu0's only port is its link to the switch; the switch's port 2 is its link to gpu2.
   CHECK(path.route.out_ports == std::vector<std::uint16_t>{0, 2});
@@ -43,7 +43,7 @@ TEST_CASE("a route's ports lead from the source through the switch to the destin
 
 TEST_CASE("two GPUs wired directly have one 1-hop path", "[routing]") {
   const auto spec = topo::load_topology(testing::star_topology("direct2", 2, true));
-  const topo::FabricGraph graph(spec);
+  topo::FabricGraph graph(spec);
   REQUIRE(graph.paths(0, 1).size() == 1);
   CHECK(graph.paths(0, 1)[0].hops.size() == 1);
   CHECK(graph.diameter() == 1);
@@ -51,10 +51,12 @@ TEST_CASE("two GPUs wired directly have one 1-hop path", "[routing]") {
 
 TEST_CASE("topo check figures of HGX H100: 450 GB/s injection, 1.8 TB/s bisection per direction", "[routing][summary]") {
   const auto spec = topo::load_topology(testing::source_path("topologies/hgx-h100.json"));
-  const topo::FabricGraph graph(spec);
+  topo::FabricGraph graph(spec);
   const auto s = topo::summarise(spec, graph);
   CHECK(s.gpus == 8);
-  CHECK(s.switches == 4);
+  CHECK(s.nvlink_switches == 4);
+  CHECK(s.nics == 0);
+  CHECK(s.nvlink_domains == 1);
   CHECK(s.links == 8 * 18);
   CHECK(s.injection_line.bytes_per_second == Approx(18 * 25e9));
   CHECK(s.injection_effective.bytes_per_second == Approx(18 * 25e9 * 0.824));
@@ -76,7 +78,7 @@ TEST_CASE("bisection of two switches with two GPUs each is the one link between 
                                                                 devices + R"(], "links": [)" + links + "]}");
   (void)path;
   const auto spec = topo::load_topology(topology);
-  const topo::FabricGraph graph(spec);
+  topo::FabricGraph graph(spec);
   const auto s = topo::summarise(spec, graph);
   CHECK(s.bisection_line.bytes_per_second == Approx(100e9));
   CHECK(s.diameter == 3);
@@ -84,7 +86,7 @@ TEST_CASE("bisection of two switches with two GPUs each is the one link between 
 
 TEST_CASE("topo show writes Graphviz DOT with every device and link bundle", "[routing][summary]") {
   const auto spec = topo::load_topology(testing::source_path("topologies/hgx-h100.json"));
-  const topo::FabricGraph graph(spec);
+  topo::FabricGraph graph(spec);
   std::ostringstream dot;
   topo::write_dot(dot, spec, graph);
   const std::string text = dot.str();

@@ -84,19 +84,19 @@ TEST_CASE("every problem of a file is reported at once", "[topology][errors]") {
 
 TEST_CASE("more links than a device has ports is an error naming the device", "[topology][errors]") {
   const auto path = write_temp("ports.json", topology(kTwoGpus, R"({"a": "gpu0", "b": "gpu1", "model": "nvlink4", "count": 19})"));
-  CHECK_THAT(load_error(path), Catch::Contains("/links/0: device 'gpu0' (h100-sxm) has 18 ports but its links use 19"));
+  CHECK_THAT(load_error(path), Catch::Contains("/links/0: device 'gpu0' (h100-sxm) has 18 nvlink ports but its links use 19"));
 }
 
 TEST_CASE("a GPU that cannot reach another is named", "[topology][errors]") {
   const auto path = write_temp("island.json", topology(kTwoGpus + R"(, {"name": "gpu2", "kind": "gpu", "model": "h100-sxm"})",
                                                        R"({"a": "gpu0", "b": "gpu1", "model": "nvlink4"})"));
-  CHECK_THAT(load_error(path), Catch::Contains("/devices/2: gpu 'gpu2' cannot reach gpu 'gpu0'"));
+  CHECK_THAT(load_error(path), Catch::Contains("/devices/0: gpu 'gpu0' cannot reach gpu 'gpu2'"));
 }
 
 TEST_CASE("GPUs do not forward traffic: a chain of three GPUs leaves the ends unreachable", "[topology][errors]") {
   const auto path = write_temp("chain.json", topology(kTwoGpus + R"(, {"name": "gpu2", "kind": "gpu", "model": "h100-sxm"})",
                                                       R"({"a": "gpu0", "b": "gpu1", "model": "nvlink4"}, {"a": "gpu1", "b": "gpu2", "model": "nvlink4"})"));
-  CHECK_THAT(load_error(path), Catch::Contains("gpu 'gpu2' cannot reach gpu 'gpu0'"));
+  CHECK_THAT(load_error(path), Catch::Contains("gpu 'gpu0' cannot reach gpu 'gpu2'"));
 }
 
 TEST_CASE("a missing file and invalid JSON are reported with the file name", "[topology][errors]") {

@@ -73,7 +73,8 @@ void PlanExecutor::issue(std::int32_t id) {
   auto send = [this, id, wire] {
     const auto& tr = plan_.transfers[id];
     transport_.send({id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
-                     params_.gpu_of_rank[tr.destination], tr.payload, wire, tr.kind, &params_.gpu_of_rank});
+                     params_.gpu_of_rank[tr.destination], tr.payload, wire, tr.kind,
+                     static_cast<std::uint32_t>(tr.channel), &params_.gpu_of_rank});
   };
   if (at > now) {
     timers_.schedule(at, send);
