@@ -126,7 +126,7 @@ void TopologyBuilder::check_ports() {
       const auto& dev = spec_.devices[end];
       const auto ports = capacity(dev);
       if (ports[kind_index(l.kind)] < 0) {
-        diag_.error(l.json_path, fmt::format("a {} link ({}) cannot attach to {} '{}' ({} takes {} links)", link_kind_name(l.kind),
+        diag_.error(l.json_path, fmt::format("a link of kind {} ({}) cannot attach to {} '{}' ({} takes {} links)", link_kind_name(l.kind),
                                              l.model, device_kind_name(dev.kind), dev.name, dev.model, takes(ports)));
         continue;
       }
@@ -141,6 +141,21 @@ void TopologyBuilder::check_ports() {
       if (ports[k] >= 0 && used[d][k] > ports[k])
         diag_.error(last_path[d][k], fmt::format("device '{}' ({}) has {} {} ports but its links use {}", dev.name, dev.model,
                                                  ports[k], link_kind_name(static_cast<LinkKind>(k)), used[d][k]));
+  }
+  // Once any NIC is cabled to a network, every NIC must be: an uncabled one is a missing rail.
+  bool any_cabled = false;
+  for (std::size_t d = 0; d < spec_.devices.size(); ++d)
+    if (spec_.devices[d].kind == DeviceKind::kNic)
+      for (int k = 0; k < kKinds; ++k) any_cabled = any_cabled || (is_network(static_cast<LinkKind>(k)) && used[d][k] > 0);
+  for (std::size_t d = 0; d < spec_.devices.size() && any_cabled; ++d) {
+    const auto& dev = spec_.devices[d];
+    if (dev.kind != DeviceKind::kNic) continue;
+    const auto& m = cat.nics.at(dev.model);
+    if (used[d][kind_index(m.network_kind)] == 0)
+      diag_.error(dev.json_path, fmt::format("nic '{}' has no {} link while other NICs do (a missing rail?)", dev.name,
+                                             link_kind_name(m.network_kind)));
+    if (used[d][kind_index(LinkKind::kPcie)] == 0)
+      diag_.error(dev.json_path, fmt::format("nic '{}' has no PCIe link to a host or PCIe switch", dev.name));
   }
   if (spec_.gpus.empty()) diag_.error("/devices", "expected at least one device of kind \"gpu\"");
 }

@@ -62,8 +62,13 @@ std::optional<NvlinkPart> read_nvlink(JsonObject& node) {
     p.mesh_links = positive(o, "mesh_links");
   } else {
     p.switch_model = o.string("switch_model").value_or("");
-    const json* per = o.child("links_per_switch", json::value_t::array, false);
-    if (per) {
+    if (o.has("switches")) {
+      // "switches": n with one "links_per_switch" count for all of them
+      const int switches = positive(o, "switches");
+      const int links = positive(o, "links_per_switch", false, 1);
+      p.links_per_switch.assign(static_cast<std::size_t>(switches), links);
+    } else if (const json* per = o.child("links_per_switch", json::value_t::array)) {
+      // "links_per_switch": [5, 4, 4, 5], one entry per switch chip
       for (std::size_t i = 0; i < per->size(); ++i) {
         const auto& v = (*per)[i];
         if (!v.is_number_integer() || v.get<int>() < 1) {
@@ -72,13 +77,7 @@ std::optional<NvlinkPart> read_nvlink(JsonObject& node) {
         }
         p.links_per_switch.push_back(v.get<int>());
       }
-    } else {
-      const int switches = positive(o, "switches");
-      const int links = positive(o, "links_per_switch", false, 1);
-      p.links_per_switch.assign(static_cast<std::size_t>(switches), links);
     }
-    if (per && o.has("switches")) o.diagnostics().error(o.path_of("switches"), "give the switch count or a list of links per switch, not both");
-    o.integer("switches", false, 1);  // consumed above when used
   }
   o.reject_unknown_keys();
   return p;

@@ -4,6 +4,7 @@
 #include "topologies/fabric_graph.hpp"
 #include "topologies/topology_summary.hpp"
 
+#include <set>
 #include <sstream>
 
 using namespace fabsim;
@@ -94,4 +95,53 @@ TEST_CASE("topo show writes Graphviz DOT with every device and link bundle", "[r
   CHECK_THAT(text, Catch::Contains("gpu7\\nh100-sxm"));
   CHECK_THAT(text, Catch::Contains("5 x nvlink4"));
   CHECK(std::count(text.begin(), text.end(), '\n') > 12 + 32);
+}
+
+TEST_CASE("NVLink wins over PCIe: GPUs with both talk through the NVSwitch only", "[routing]") {
+  const auto spec = topo::load_topology(testing::source_path("topologies/ib-fat-tree-1024.json"));
+  topo::FabricGraph graph(spec);
+  for (const auto& path : graph.paths(0, 1)) {
+    CHECK(path.hops.size() == 2);
+    for (const auto& hop : path.hops) CHECK(spec.links[hop.link].kind == topo::LinkKind::kNvlink);
+  }
+}
+
+TEST_CASE("rail-optimised fat tree: a GPU reaches the same rail of another node through one leaf, its own NIC", "[routing]") {
+  const auto spec = topo::load_topology(testing::source_path("topologies/ib-fat-tree-1024.json"));
+  topo::FabricGraph graph(spec);
+  const auto& paths = graph.paths(3, 8 + 3);  // node0.gpu3 -> node1.gpu3
+  REQUIRE(paths.size() == 1);
+  std::vector<std::string> devices;
+  int at = spec.gpus[3];
+  for (const auto& hop : paths[0].hops) {
+    at = graph.neighbour(at, hop);
+    devices.push_back(spec.devices[at].name);
+  }
+  CHECK(devices == std::vector<std::string>{"node0.pcie3", "node0.nic3", "leaf3", "node1.nic3", "node1.pcie3", "node1.gpu3"});
+}
+
+TEST_CASE("ECMP: a flow keeps one spine; flows spread over the spines; the seed reshuffles them", "[routing]") {
+  const auto spec = topo::load_topology(testing::source_path("topologies/ib-fat-tree-1024.json"));
+  topo::FabricGraph graph(spec);
+  std::set<std::string> spines;
+  for (std::uint32_t flow = 0; flow < 64; ++flow) {
+    const auto& paths = graph.paths(0, 32 * 8, flow);  // node0.gpu0 -> node32.gpu0: another leaf group
+    REQUIRE(paths.size() == 1);
+    REQUIRE(paths[0].hops.size() == 8);
+    CHECK(&graph.paths(0, 32 * 8, flow) == &paths);  // cached, stable
+    spines.insert(spec.devices[graph.neighbour(0, paths[0].hops[3])].name);
+  }
+  CHECK(spines.size() >= 12);  // 64 flows over 16 spines
+  for (const auto& s : spines) CHECK(s.rfind("spine", 0) == 0);
+}
+
+TEST_CASE("spray mode stripes one flow over every spine", "[routing]") {
+  const std::string text = R"({"format": "fabsim-topology/1", "name": "spray", "hardware": ")" +
+                           testing::source_path("configs/hardware/catalogue.json") + R"(", "routing": {"network_ecmp": "spray"},
+    "generate": {"nodes": 1024, "node": {"gpus": 1, "gpu_model": "h100-sxm",
+       "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
+       "network": {"tiers": 2, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 32}}})";
+  const auto spec = topo::load_topology(testing::write_temp("spray.json", text));
+  topo::FabricGraph graph(spec);
+  CHECK(graph.paths(0, 1023).size() == 16);  // 32 leaves x 32 up-links: 16 spines, 2 links from each leaf (one bundle)
 }

@@ -1,0 +1,54 @@
+// Collectives across nodes: rings leave and enter each node on one NIC rail,
+// and the network bounds the bandwidth as the published NIC figures say.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using fabsim::testing::run_fabsim;
+using fabsim::testing::source_path;
+using nlohmann::json;
+
+namespace {
+
+json nccl_test(const std::string& topology, const std::string& args) {
+  const auto r = run_fabsim("nccl-test --topology " + topology + " " + args + " --format json --links");
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("one GPU per node on two nodes: ring all-reduce busbw is the NIC's 46-48 GB/s", "[multinode]") {
+  // hardware-specs.json 'ConnectX-7 NDR achievable': 46-48 GB/s per 400 Gb/s NIC.
+  const auto topology = fabsim::testing::write_temp("two-nodes.json", R"({"format": "fabsim-topology/1", "name": "two-nodes",
+    "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
+    "generate": {"nodes": 2, "node": {"gpus": 1, "gpu_model": "h100-sxm",
+      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
+      "network": {"tiers": 1, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 2}}})");
+  const auto doc = nccl_test(topology, "-b 1G -e 1G");
+  const double busbw = doc["rows"][0]["busbw_GBps"].get<double>();
+  CHECK(busbw >= 46.0);
+  CHECK(busbw <= 48.0);
+}
+
+TEST_CASE("two HGX nodes of ib-fat-tree-1024: the ring stays on its rails and 8 NICs bound busbw", "[multinode]") {
+  const auto doc = nccl_test(source_path("topologies/ib-fat-tree-1024.json"), "-g 16 --algo ring -b 1G -e 1G");
+  const double busbw = doc["rows"][0]["busbw_GBps"].get<double>();
+  // Per node, 8 NICs x at most 48 GB/s leave it; the ring's busbw cannot beat that.
+  CHECK(busbw <= 8 * 48.0);
+  CHECK(busbw >= 0.9 * 8 * 46.0);
+  double leaf_bytes = 0, spine_bytes = 0;
+  int busy_nic_ports = 0;
+  for (const auto& l : doc["links"]) {
+    const std::string name = l["link"];
+    const double bytes = l["bytes"].get<double>();
+    if (name.find("spine") != std::string::npos) spine_bytes += bytes;
+    if (name.find("leaf") != std::string::npos) leaf_bytes += bytes;
+    if (name.find(".nic") != std::string::npos && name.find("->leaf") != std::string::npos && bytes > 0) ++busy_nic_ports;
+  }
+  CHECK(leaf_bytes > 0);
+  CHECK(spine_bytes == 0.0);    // nodes 0 and 1 share every rail's leaf: no hop leaves it
+  CHECK(busy_nic_ports == 16);  // every NIC of both nodes carries a share
+}

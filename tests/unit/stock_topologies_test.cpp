@@ -1,0 +1,127 @@
+// Every stock topology loads, validates and routes, and its figures match
+// values worked out by hand from the hardware catalogue.
+
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+#include "topologies/fabric_graph.hpp"
+#include "topologies/topology_summary.hpp"
+
+using namespace fabsim;
+
+namespace {
+
+struct Loaded {
+  topo::TopologySpec spec;
+  topo::TopologySummary summary;
+};
+
+Loaded load(const std::string& file) {
+  Loaded l{topo::load_topology(testing::source_path("topologies/" + file)), {}};
+  topo::FabricGraph graph(l.spec);
+  l.summary = topo::summarise(l.spec, graph);
+  return l;
+}
+
+constexpr double kGB = 1e9;
+
+}  // namespace
+
+TEST_CASE("hgx-h200: the H100 baseboard with H200 GPUs", "[topology][stock]") {
+  const auto [spec, s] = load("hgx-h200.json");
+  CHECK(s.gpus == 8);
+  CHECK(s.nvlink_switches == 4);
+  CHECK(s.links == 8 * 18);
+  CHECK(spec.devices[spec.gpus[0]].model == "h200-sxm");
+  CHECK(s.injection_line.bytes_per_second == Approx(450 * kGB));
+  CHECK(s.bisection_line.bytes_per_second == Approx(4 * 450 * kGB));  // 4 GPUs x 18 links x 25 GB/s
+  CHECK(s.diameter == 2);
+}
+
+TEST_CASE("hgx-b200: two NVLink switch chips, 9 NVLink5 links from each GPU to each, ports full", "[topology][stock]") {
+  const auto [spec, s] = load("hgx-b200.json");
+  CHECK(s.nvlink_switches == 2);
+  CHECK(s.link_bundles == 16);
+  CHECK(s.links == 8 * 18);
+  CHECK(s.injection_line.bytes_per_second == Approx(900 * kGB));  // 18 x 50 GB/s
+  CHECK(s.bisection_line.bytes_per_second == Approx(4 * 900 * kGB));
+}
+
+TEST_CASE("dgx-a100: six NVSwitch gen2 chips, 12 NVLink3 links per GPU", "[topology][stock]") {
+  const auto [spec, s] = load("dgx-a100.json");
+  CHECK(s.nvlink_switches == 6);
+  CHECK(s.injection_line.bytes_per_second == Approx(300 * kGB));
+  CHECK(s.bisection_line.bytes_per_second == Approx(4 * 300 * kGB));
+}
+
+TEST_CASE("nvlink-mesh-4gpu: six links between every pair, no switch, one hop", "[topology][stock]") {
+  const auto [spec, s] = load("nvlink-mesh-4gpu.json");
+  CHECK(s.gpus == 4);
+  CHECK(s.nvlink_switches == 0);
+  CHECK(s.link_bundles == 6);
+  CHECK(s.injection_line.bytes_per_second == Approx(18 * 25 * kGB));
+  // {gpu0, gpu1} to {gpu2, gpu3}: four pairs x 6 links x 25 GB/s
+  CHECK(s.bisection_line.bytes_per_second == Approx(4 * 6 * 25 * kGB));
+  CHECK(s.diameter == 1);
+}
+
+TEST_CASE("pcie-8gpu: no NVLink; halves meet at the root complex over two Gen5 x16 links", "[topology][stock]") {
+  const auto [spec, s] = load("pcie-8gpu.json");
+  CHECK(s.gpus == 8);
+  CHECK(s.pcie_switches == 5);  // four switches and the root complex
+  CHECK(s.injection_line.bytes_per_second == 0.0);
+  CHECK(s.bisection_line.bytes_per_second == Approx(2 * 63 * kGB));
+  CHECK(s.diameter == 4);  // gpu - switch - root complex - switch - gpu
+}
+
+TEST_CASE("gb200-nvl72: 72 GPUs, 18 NVLink switch chips with every port used, a NIC per GPU", "[topology][stock]") {
+  const auto [spec, s] = load("gb200-nvl72.json");
+  CHECK(s.gpus == 72);
+  CHECK(s.nvlink_domains == 1);
+  CHECK(s.nvlink_switches == 18);
+  CHECK(s.nics == 72);
+  CHECK(s.links == 72 * 18 + 72 * 2);
+  CHECK(s.injection_line.bytes_per_second == Approx(900 * kGB));
+  CHECK(s.bisection_line.bytes_per_second == Approx(36 * 900 * kGB));
+  CHECK(s.diameter == 2);
+}
+
+TEST_CASE("ib-fat-tree-1024: 128 nodes, 32 leaves and 16 spines, non-blocking", "[topology][stock]") {
+  const auto [spec, s] = load("ib-fat-tree-1024.json");
+  CHECK(s.gpus == 1024);
+  CHECK(s.nvlink_domains == 128);
+  CHECK(s.nics == 1024);
+  CHECK(s.network_switches == 48);
+  CHECK(s.pcie_switches == 128 * 9);  // 8 PCIe switches and a root complex per node
+  CHECK(s.network_per_gpu.bytes_per_second == Approx(50 * kGB));
+  REQUIRE(s.tiers.size() == 2);
+  CHECK(s.tiers[0].switches == 32);
+  CHECK(s.tiers[0].down.bytes_per_second == Approx(1024 * 50 * kGB));
+  CHECK(s.tiers[0].oversubscription() == Approx(1.0));
+  CHECK(s.tiers[1].switches == 16);
+  CHECK(s.bisection_line.bytes_per_second == Approx(512 * 50 * kGB));  // half the NICs
+  CHECK(s.diameter == 8);  // gpu pcie nic leaf spine leaf nic pcie gpu
+}
+
+TEST_CASE("ib-fat-tree-16k: three tiers, 512 + 512 + 256 switches, 1:1 at every tier", "[topology][stock]") {
+  const auto [spec, s] = load("ib-fat-tree-16k.json");
+  CHECK(s.gpus == 16384);
+  CHECK(s.nics == 16384);
+  REQUIRE(s.tiers.size() == 3);
+  CHECK(s.tiers[0].switches == 512);
+  CHECK(s.tiers[1].switches == 512);
+  CHECK(s.tiers[2].switches == 256);
+  CHECK(s.tiers[0].oversubscription() == Approx(1.0));
+  CHECK(s.tiers[1].oversubscription() == Approx(1.0));
+  CHECK(s.bisection_line.bytes_per_second == Approx(8192 * 50 * kGB));
+  CHECK(s.diameter == 10);
+  CHECK(s.diameter_sampled);
+}
+
+TEST_CASE("roce-rail-2048: a two-tier Spectrum-4 RoCE fabric", "[topology][stock]") {
+  const auto [spec, s] = load("roce-rail-2048.json");
+  CHECK(s.gpus == 2048);
+  CHECK(s.network_switches == 48);
+  CHECK(spec.links.back().kind == topo::LinkKind::kEthernet);
+  CHECK(s.bisection_line.bytes_per_second == Approx(1024 * 50 * kGB));
+}
