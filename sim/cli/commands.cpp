@@ -149,12 +149,14 @@ void register_describe(CLI::App& app, CommandSet& commands) {
       bool found = false;
       for (const auto& [n, m] : catalogue.gpus) found |= print("gpu", n, m.description, m.sources);
       for (const auto& [n, m] : catalogue.switches) found |= print("switch", n, m.description, m.sources);
-      for (const auto& [n, m] : catalogue.links) found |= print("link", n, m.description, m.sources);
+      for (const auto& [n, m] : catalogue.links) found |= print("link (" + topo::link_kind_name(m.kind) + ")", n, m.description, m.sources);
+      for (const auto& [n, m] : catalogue.nics) found |= print("nic", n, m.description, m.sources);
       if (!found) {
         std::string names;
         for (const auto& [n, m] : catalogue.gpus) names += (names.empty() ? "" : ", ") + n;
         for (const auto& [n, m] : catalogue.switches) names += ", " + n;
         for (const auto& [n, m] : catalogue.links) names += ", " + n;
+        for (const auto& [n, m] : catalogue.nics) names += ", " + n;
         throw core::ConfigError(catalogue.file, "", fmt::format("no model named '{}' (models: {})", *model, names));
       }
       return 0;
