@@ -26,6 +26,21 @@ struct TransferRequest {
   TransferKind kind = TransferKind::kPointToPoint;
   std::uint32_t flow = 0;  ///< the connection it belongs to (NCCL channel): network ECMP hashes per flow
   const std::vector<int>* group = nullptr;  ///< GPUs of the communicator, for in-switch kinds; must outlive the transfer
+  /// Flow level only: the pipelined steps this aggregated transfer stands
+  /// for, how many of them reduce, and the synchronisation each step costs
+  /// (the protocol's flag latency; a reducing step also its load and add).
+  /// Step k takes max(its latency, its share of the data time); see FlowFabric.
+  std::uint32_t pipeline_steps = 1;
+  std::uint32_t reduce_steps = 0;
+  std::uint32_t fill_steps = 0;  ///< further steps of pipeline fill that move none of its data
+  core::TimePs step_sync = 0;
+  core::TimePs reduce_sync = 0;
+  /// Flow level only: a payload rate limit in bytes per second (one SM per channel; 0: none).
+  double rate_cap = 0;
+  /// Flow level only: transfers of one lockstep group (nonzero id) complete
+  /// together when the last of its `lockstep_size` members does.
+  std::uint64_t lockstep_group = 0;
+  int lockstep_size = 0;
 };
 
 class TransferCompletion {
@@ -41,6 +56,10 @@ class Transport {
   virtual void send(const TransferRequest& request) = 0;
   /// The observer told of completions; must outlive the transport's use.
   virtual void set_completion(TransferCompletion* completion) = 0;
+  /// True when traffic from one GPU to another goes through a NIC: the
+  /// sender's SM then only writes a local staging buffer and a proxy thread
+  /// drives the network, so the SM moves on before the data lands.
+  virtual bool proxied(int /*source*/, int /*destination*/) { return false; }
 };
 
 }  // namespace fabsim::models

@@ -82,30 +82,14 @@ const std::vector<Fabric::SwitchPlane>& Fabric::planes_for(const std::vector<int
   auto [it, inserted] = planes_.try_emplace(group);
   if (!inserted) return it->second;
   auto& planes = it->second;
-  for (std::size_t d = 0; d < spec_.devices.size(); ++d) {
-    const auto& dev = spec_.devices[d];
-    if (dev.kind != DeviceKind::kSwitch || !spec_.catalogue.switches.at(dev.model).in_network_reduction) continue;
+  for (const auto& links : find_switch_planes(spec_, graph_, group)) {
     SwitchPlane plane;
-    double weight = std::numeric_limits<double>::infinity();
-    const auto& switch_ports = graph_.ports(static_cast<int>(d));
-    for (int gpu : group) {
-      const int gpu_dev = spec_.gpus[gpu];
-      const auto& gpu_ports = graph_.ports(gpu_dev);
-      // The GPU's port whose link ends at this switch, and the switch's port back.
-      auto up = std::find_if(gpu_ports.begin(), gpu_ports.end(), [&](const LinkDirectionRef& p) {
-        const auto& l = spec_.links[p.link];
-        return (p.reverse ? l.a : l.b) == static_cast<int>(d);
-      });
-      if (up == gpu_ports.end()) break;
-      auto down = std::find_if(switch_ports.begin(), switch_ports.end(),
-                               [&](const LinkDirectionRef& p) { return p.link == up->link; });
-      plane.up.push_back({{static_cast<std::uint16_t>(up - gpu_ports.begin())}});
-      plane.down.push_back({{static_cast<std::uint16_t>(down - switch_ports.begin())}});
-      plane.multicast_ports.push_back(static_cast<std::uint16_t>(down - switch_ports.begin()));
-      weight = std::min(weight, spec_.links[up->link].effective_bandwidth().bytes_per_second);
+    plane.weight = links.weight;
+    for (std::size_t m = 0; m < group.size(); ++m) {
+      plane.up.push_back({{links.up_port[m]}});
+      plane.down.push_back({{links.down_port[m]}});
+      plane.multicast_ports.push_back(links.down_port[m]);
     }
-    if (plane.up.size() != group.size()) continue;
-    plane.weight = {weight};
     planes.push_back(std::move(plane));
   }
   // Ops point into the planes' own vectors: fill them once the vector stops moving.
@@ -115,6 +99,12 @@ const std::vector<Fabric::SwitchPlane>& Fabric::planes_for(const std::vector<int
     plane.multicast = {0, nullptr, &plane.multicast_ports};
   }
   return planes;
+}
+
+std::uint64_t Fabric::backend_events() const {
+  std::uint64_t events = 0;
+  for (const auto& l : links_) events += l->stats().segments;
+  return events;
 }
 
 void Fabric::send_in_switch(const models::TransferRequest& request) {

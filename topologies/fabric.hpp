@@ -13,7 +13,7 @@
 #include "models/link/link_direction.hpp"
 #include "models/switch/crossbar_switch.hpp"
 #include "models/transport.hpp"
-#include "topologies/fabric_graph.hpp"
+#include "topologies/fabric_backend.hpp"
 
 namespace fabsim::topo {
 
@@ -22,18 +22,7 @@ struct FabricOptions {
   Bytes segment_size = 512 * 1024;
 };
 
-/// Traffic figures of one link direction over a run.
-struct LinkUsage {
-  std::string name;  ///< "gpu0->nvswitch0"
-  Bytes bytes = 0;
-  TimePs busy = 0;
-  double utilisation = 0.0;  ///< busy / elapsed
-  Bandwidth effective_bandwidth;
-  Bytes peak_buffer = 0;     ///< peak downstream buffer use (switch inputs)
-  std::uint64_t segments = 0;  ///< segments delivered (one kernel event each)
-};
-
-class Fabric : public models::Transport, public models::DeliveryListener {
+class Fabric : public FabricBackend, public models::DeliveryListener {
  public:
   /// Elaborates every module; call before sc_start. The spec must outlive the fabric.
   Fabric(const TopologySpec& spec, FabricOptions options);
@@ -43,13 +32,14 @@ class Fabric : public models::Transport, public models::DeliveryListener {
   void set_completion(models::TransferCompletion* completion) override { completion_ = completion; }
   void on_transfer_delivered(std::uint64_t transfer_id, TimePs at) override;
 
-  const TopologySpec& spec() const { return spec_; }
-  FabricGraph& graph() { return graph_; }
-  int gpu_count() const { return static_cast<int>(spec_.gpus.size()); }
+  const TopologySpec& spec() const override { return spec_; }
+  FabricGraph& graph() override { return graph_; }
   std::uint64_t segments_injected() const { return segments_injected_; }
-  std::vector<LinkUsage> link_usage(TimePs elapsed) const;
-  /// True when some switch with in-network reduction is one hop from every GPU of `group`.
-  bool supports_in_switch_collectives(const std::vector<int>& group);
+  std::uint64_t units_injected() const override { return segments_injected_; }
+  std::uint64_t backend_events() const override;
+  std::vector<LinkUsage> link_usage(TimePs elapsed) const override;
+  bool supports_in_switch_collectives(const std::vector<int>& group) override;
+  bool flow_level() const override { return false; }
 
  private:
   /// One switch plane that can reduce and multicast for a group of GPUs.

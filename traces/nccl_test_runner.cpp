@@ -8,6 +8,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
 #include "traces/collectives/chain_planner.hpp"
+#include "traces/collectives/flow_plans.hpp"
 #include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/p2p_planner.hpp"
 #include "topologies/nvlink_domains.hpp"
@@ -70,7 +71,7 @@ namespace {
 /// previous one has finished, like nccl-tests' loop over sizes.
 class SweepDriver {
  public:
-  SweepDriver(topo::Fabric& fabric, const NcclTestConfig& config)
+  SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config)
       : fabric_(fabric), config_(config), timers_("executor_timers"), executor_(fabric, timers_) {
     ranks_ = config.gpus == 0 ? fabric.gpu_count() : config.gpus;
     gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
@@ -92,7 +93,7 @@ class SweepDriver {
           "the simulation stopped after {} of {} sizes: the {}-byte collective deadlocked with {} transfers outstanding:{}",
           result_.rows.size(), sizes_.size(), sizes_[result_.rows.size()], executor_.outstanding(), executor_.describe_stuck()));
     result_.simulated = core::now_ps();
-    result_.segments = fabric_.segments_injected();
+    result_.segments = fabric_.units_injected();
     result_.timer_events = timers_.fired();
     return result_;
   }
@@ -108,6 +109,7 @@ class SweepDriver {
     CollectivePlan plan;
     ExecutionParams params;
     params.gpu_of_rank = gpu_of_rank_;
+    const bool flow_level = fabric_.flow_level();
     const bool point_to_point = config_.op == CollectiveOp::kSendRecv || config_.op == CollectiveOp::kAllToAll ||
                                 config_.op == CollectiveOp::kGather || config_.op == CollectiveOp::kScatter;
     if (point_to_point) {
@@ -118,7 +120,8 @@ class SweepDriver {
       if (!nvls_available_)
         throw core::ConfigError(fabric_.spec().file, "/devices",
                                 "NVLS needs a switch with in-network reduction attached to every GPU used");
-      plan = plan_nvls_all_reduce({ranks_, row.bytes, choice.channels, config_.element_size}, *gpu.nvls);
+      const NvlsRequest nvls{ranks_, row.bytes, choice.channels, config_.element_size};
+      plan = flow_level ? plan_nvls_flow(nvls, *gpu.nvls) : plan_nvls_all_reduce(nvls, *gpu.nvls);
       params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);
@@ -127,13 +130,16 @@ class SweepDriver {
       } else if (config_.op == CollectiveOp::kBroadcast || config_.op == CollectiveOp::kReduce) {
         plan = plan_chain({config_.op, ranks_, config_.root, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
       } else {
-        plan = plan_ring({config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
+        const RingRequest ring{config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size};
+        plan = flow_level ? plan_ring_flow(ring, protocol) : plan_ring(ring, protocol);
         place_on_rings(plan, rail_aligned_rings(domain_of_rank_, rail_of_rank_, plan.channels));
       }
       params.step_latency = protocol.step_latency;
       params.reduce_latency = gpu.reduce_latency;
       params.channel_cap = protocol.channel_cap;
     }
+    if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
+    params.flow_level = plan.aggregated;
     row.channels = plan.channels;
     row.algorithm = plan.algorithm;
     row.protocol = plan.protocol;
@@ -154,7 +160,7 @@ class SweepDriver {
     });
   }
 
-  topo::Fabric& fabric_;
+  topo::FabricBackend& fabric_;
   NcclTestConfig config_;
   core::TimerQueue timers_;
   PlanExecutor executor_;
@@ -168,7 +174,7 @@ class SweepDriver {
 
 }  // namespace
 
-NcclTestResult run_nccl_test(topo::Fabric& fabric, const NcclTestConfig& config) {
+NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config) {
   SweepDriver driver(fabric, config);
   return driver.run();
 }

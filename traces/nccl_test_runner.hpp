@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "topologies/fabric.hpp"
+#include "topologies/fabric_backend.hpp"
 #include "traces/collectives/collective.hpp"
 
 namespace fabsim::traces {
@@ -40,7 +40,7 @@ struct NcclTestRow {
 struct NcclTestResult {
   std::vector<NcclTestRow> rows;
   core::TimePs simulated = 0;      ///< total simulated time of the sweep
-  std::uint64_t segments = 0;      ///< segments injected into the fabric
+  std::uint64_t segments = 0;      ///< segments (or flows, at flow level) injected into the fabric
   std::uint64_t timer_events = 0;  ///< executor wake-ups
 };
 
@@ -52,6 +52,6 @@ std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config);
 void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& spec, const std::string& origin);
 
 /// Runs the sweep; the fabric must be freshly elaborated (sc_start not yet called).
-NcclTestResult run_nccl_test(topo::Fabric& fabric, const NcclTestConfig& config);
+NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config);
 
 }  // namespace fabsim::traces

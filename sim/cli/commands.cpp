@@ -25,7 +25,8 @@ namespace {
 
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
-                                    channels = "auto", format = "table", segment_size = "512K";
+                                    channels = "auto", format = "table", segment_size = "512K",
+                                    model = "segment";
   double factor = 2.0;
   int gpus = 0;
   int root = 0;
@@ -78,6 +79,8 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.segment_size = size_flag("--segment-size", f.segment_size, diag);
   if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
   r.links = f.links;
+  if (f.model == "flow") r.flow_level = true;
+  else if (f.model != "segment") diag.error("--model", fmt::format("unknown model '{}' (expected segment or flow)", f.model));
   diag.throw_if_any();
   return r;
 }
@@ -98,6 +101,8 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
+  cmd->add_option("--model", flags->model, "segment (packet-train fidelity) or flow (max-min shared bandwidth, for large fabrics)")
+      ->capture_default_str();
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
   cmd->callback([flags, &commands] {
     commands.action = [flags] {
@@ -115,9 +120,16 @@ void register_run(CLI::App& app, CommandSet& commands) {
   cmd->add_option("scenario", *path, "Scenario JSON file")->required();
   cmd->add_option("--format", *format, "Override the scenario's output format: table, json or csv");
   cmd->add_flag("--links", *links, "Report link usage even if the scenario does not ask for it");
-  cmd->callback([path, format, links, &commands] {
-    commands.action = [path, format, links] {
+  auto model = std::make_shared<std::string>();
+  cmd->add_option("--model", *model, "Override the scenario's fabric model: segment or flow");
+  cmd->callback([path, format, links, model, &commands] {
+    commands.action = [path, format, links, model] {
       SimulationRequest request = load_scenario(*path);
+      if (!model->empty()) {
+        if (*model != "segment" && *model != "flow")
+          throw core::ConfigError("command line", "--model", fmt::format("unknown model '{}' (expected segment or flow)", *model));
+        request.flow_level = *model == "flow";
+      }
       if (!format->empty()) {
         const auto f = report::parse_output_format(*format);
         if (!f) throw core::ConfigError("command line", "--format", fmt::format("unknown format '{}' (expected table, json or csv)", *format));

@@ -9,6 +9,7 @@
 
 #include "sim/core/json_reader.hpp"
 #include "sim/core/kernel.hpp"
+#include "topologies/flow_fabric.hpp"
 #include "traces/collectives/tuner.hpp"
 
 namespace fabsim::cli {
@@ -18,7 +19,13 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
   core::configure_kernel();
   const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path);
   traces::validate_nccl_test(request.test, spec, request.origin);
-  topo::Fabric fabric(spec, {request.segment_size});
+  std::unique_ptr<topo::FabricBackend> backend;
+  if (request.flow_level) {
+    backend = std::make_unique<topo::FlowFabric>(spec);
+  } else {
+    backend = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{request.segment_size});
+  }
+  auto& fabric = *backend;
   const traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test);
   const auto links = fabric.link_usage(result.simulated);
 
@@ -31,9 +38,9 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
   const auto op = request.test.op;
   run.reduces = op == traces::CollectiveOp::kAllReduce || op == traces::CollectiveOp::kReduceScatter ||
                 op == traces::CollectiveOp::kReduce;
-  run.segment_size = request.segment_size;
-  run.kernel_events = result.timer_events;
-  for (const auto& l : links) run.kernel_events += l.segments;
+  run.segment_size = request.flow_level ? 0 : request.segment_size;
+  run.model = request.flow_level ? "flow" : "segment";
+  run.kernel_events = result.timer_events + fabric.backend_events();
   const auto* link_report = request.links ? &links : nullptr;
 
   switch (request.format) {
@@ -109,6 +116,10 @@ SimulationRequest load_scenario(const std::string& path) {
     if (const auto s = o.quantity("segment_size", QuantityKind::kBytes, false)) {
       request.segment_size = static_cast<core::Bytes>(*s);
       if (request.segment_size == 0) diag.error("/parameters/segment_size", "expected a segment size > 0");
+    }
+    if (const auto m = o.string("model", false)) {
+      if (*m == "flow") request.flow_level = true;
+      else if (*m != "segment") diag.error("/parameters/model", fmt::format("unknown model '{}' (expected \"segment\" or \"flow\")", *m));
     }
     o.reject_unknown_keys();
   }

@@ -16,6 +16,7 @@ struct SimulationRequest {
   std::string catalogue_path;    ///< empty = the topology's own or the default
   traces::NcclTestConfig test;
   core::Bytes segment_size = 512 * 1024;
+  bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
   report::OutputFormat format = report::OutputFormat::kTable;
   bool links = false;
 };

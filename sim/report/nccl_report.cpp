@@ -73,6 +73,7 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
                        {"op", run.op},
                        {"gpus", run.gpus},
                        {"segment_size_bytes", run.segment_size},
+                       {"model", run.model},
                        {"simulated_us", round_to(core::to_us(result.simulated), 3)},
                        {"segments", result.segments},
                        {"kernel_events", run.kernel_events}}}};

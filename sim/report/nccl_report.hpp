@@ -24,7 +24,8 @@ struct RunDescription {
   int gpus = 0;
   int root = -1;           ///< -1 for operations without a root
   bool reduces = true;     ///< redop column: "sum" or "none"
-  core::Bytes segment_size = 0;
+  core::Bytes segment_size = 0;  ///< 0 in flow mode
+  std::string model = "segment";  ///< "segment" or "flow"
   std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
 };
 

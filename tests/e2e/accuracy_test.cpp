@@ -128,3 +128,27 @@ TEST_CASE("8-GPU A100 ring all-reduce plateau is within 10% of the expected ~230
   INFO("predicted " << busbw << " GB/s, expected " << busbw_expected);
   CHECK(std::abs(busbw - busbw_expected) / busbw_expected < 0.10);
 }
+
+TEST_CASE("flow level agrees with segment level within 5% on the stock scenarios", "[accuracy][flow]") {
+  for (const char* scenario : {"configs/scenarios/hgx-h100-allreduce.json", "configs/scenarios/hgx-h100-allreduce-nccl-default.json"}) {
+    std::map<std::string, json> by_model;
+    for (const char* model : {"segment", "flow"}) {
+      const auto r = run_fabsim(std::string("run ") + source_path(scenario) + " --format json --model " + model);
+      REQUIRE(r.exit_code == 0);
+      by_model[model] = json::parse(r.out);
+    }
+    const auto& segment = by_model["segment"]["rows"];
+    const auto& flow = by_model["flow"]["rows"];
+    REQUIRE(segment.size() == flow.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < segment.size(); ++i) {
+      const double s = segment[i]["time_us"].get<double>();
+      const double f = flow[i]["time_us"].get<double>();
+      if (s == 0) continue;
+      worst = std::max(worst, std::abs(f / s - 1));
+      INFO(scenario << " at " << segment[i]["bytes"] << " B: segment " << s << " us, flow " << f << " us");
+      CHECK(std::abs(f / s - 1) <= 0.05);
+    }
+    WARN(scenario << ": worst flow/segment difference " << worst * 100 << "%");
+  }
+}

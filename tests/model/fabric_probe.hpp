@@ -2,18 +2,24 @@
 // Drives a Fabric directly with raw transfers and records when each completes.
 
 #include <map>
+#include <memory>
 
 #include "models/transport.hpp"
 #include "sim/core/kernel.hpp"
 #include "sim/core/timer_queue.hpp"
 #include "topologies/fabric.hpp"
+#include "topologies/flow_fabric.hpp"
 
 namespace fabsim::testing {
 
+/// Drives the segment-level Fabric, or (with segment_size 0) the FlowFabric.
 class FabricProbe : public models::TransferCompletion {
  public:
   FabricProbe(const topo::TopologySpec& spec, core::Bytes segment_size)
-      : fabric_(spec, {segment_size}), timers_("probe_timers") {
+      : backend_(segment_size == 0 ? std::unique_ptr<topo::FabricBackend>(std::make_unique<topo::FlowFabric>(spec))
+                                   : std::make_unique<topo::Fabric>(spec, topo::FabricOptions{segment_size})),
+        fabric_(*backend_),
+        timers_("probe_timers") {
     fabric_.set_completion(this);
   }
   /// Sends `bytes` from GPU `src` to GPU `dst` at absolute time `at`.
@@ -22,12 +28,13 @@ class FabricProbe : public models::TransferCompletion {
   }
   void run() { core::run_to_completion(); }
   core::TimePs done(std::uint64_t id) const { return completed_.at(id); }
-  topo::Fabric& fabric() { return fabric_; }
+  topo::FabricBackend& fabric() { return fabric_; }
 
   void on_transfer_complete(std::uint64_t id, core::TimePs at) override { completed_[id] = at; }
 
  private:
-  topo::Fabric fabric_;
+  std::unique_ptr<topo::FabricBackend> backend_;
+  topo::FabricBackend& fabric_;
   core::TimerQueue timers_;
   std::map<std::uint64_t, core::TimePs> completed_;
 };

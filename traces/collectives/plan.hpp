@@ -41,6 +41,16 @@ struct PlannedTransfer {
   std::int32_t released_by = kNoTransfer;
   /// The receiver reduces this data with its own before using it.
   bool reduced_on_receipt = false;
+  /// Flow-level plans: the pipelined steps this one transfer stands for
+  /// (each pays the step and path latency) and how many of them reduce.
+  /// 0 steps: it continues its predecessor's step and adds no latency of its own.
+  std::uint32_t steps = 1;
+  std::uint32_t reduce_steps = 1;
+  std::uint32_t fill_steps = 0;  ///< steps it waits for a pipeline to fill (its depth in a chain), moving no data
+  /// Flow-level plans: transfers of one lockstep group (a ring channel) are
+  /// received together, when the slowest is, as a ring's data dependencies
+  /// pace every hop to the slowest. -1: none.
+  std::int32_t lockstep = -1;
 };
 
 /// The whole schedule of one collective call.
@@ -50,6 +60,10 @@ struct CollectivePlan {
   int ranks = 0;
   int channels = 0;
   double payload_efficiency = 1.0;  ///< wire bytes = payload / efficiency
+  /// A flow-level plan: long aggregated transfers for a flow fabric, whose
+  /// channel cap limits their rate rather than spacing their issue.
+  bool aggregated = false;
+  std::vector<int> lockstep_sizes;  ///< members of each lockstep group
   std::vector<PlannedTransfer> transfers;
 
   /// Sum of payload bytes each rank sends, by rank.

@@ -69,12 +69,39 @@ void PlanExecutor::issue(std::int32_t id) {
   const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.payload_efficiency));
   const core::TimePs at = std::max(now, engine);
   // One SM pushes at most channel_cap of payload.
-  engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
+  if (!params_.flow_level) engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
   auto send = [this, id, wire] {
     const auto& tr = plan_.transfers[id];
-    transport_.send({id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
-                     params_.gpu_of_rank[tr.destination], tr.payload, wire, tr.kind,
-                     static_cast<std::uint32_t>(tr.channel), &params_.gpu_of_rank});
+    models::TransferRequest request{id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
+                                    params_.gpu_of_rank[tr.destination], tr.payload, wire, tr.kind,
+                                    static_cast<std::uint32_t>(tr.channel), &params_.gpu_of_rank};
+    request.pipeline_steps = tr.steps;
+    if (params_.flow_level && tr.lockstep >= 0) {
+      request.lockstep_group = (id_base_ << 16) + static_cast<std::uint64_t>(tr.lockstep) + 1;
+      request.lockstep_size = plan_.lockstep_sizes.at(static_cast<std::size_t>(tr.lockstep));
+    }
+    if (params_.flow_level) {
+      // The SM cap spaces a channel's issues: n steps are n - 1 spacings, and
+      // a single step moves at link speed.
+      if (params_.channel_cap && tr.steps > 1)
+        request.rate_cap = params_.channel_cap->bytes_per_second * tr.steps / (tr.steps - 1);
+      // The fabric paces the aggregated steps itself: their synchronisation
+      // overlaps the data step by step.
+      request.reduce_steps = tr.reduced_on_receipt ? tr.reduce_steps : 0;
+      request.fill_steps = tr.fill_steps;
+      request.step_sync = params_.step_latency;
+      request.reduce_sync = params_.reduce_latency;
+    }
+    transport_.send(request);
+    // Through a NIC the SM only fills the local staging slot and posts it;
+    // the proxy moves the data while the SM goes on to its next primitive.
+    if (tr.kind == models::TransferKind::kPointToPoint && !params_.flow_level &&
+        transport_.proxied(request.source, request.destination)) {
+      state_[id].proxied = true;
+      timers_.schedule(core::now_ps() + params_.step_latency, [this, id] {
+        for (auto next : waits_on_sent_[id]) satisfy(next);
+      });
+    }
   };
   if (at > now) {
     timers_.schedule(at, send);
@@ -96,10 +123,12 @@ void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
   // and the receiver sees the data, one step latency after the data landed.
   // A reduction then costs the receiver its local load and add as well.
   const auto& t = plan_.transfers[local];
-  const core::TimePs posted = at + params_.step_latency;
-  const core::TimePs usable = posted + (t.reduced_on_receipt ? params_.reduce_latency : 0);
+  // At flow level the fabric has charged every step's synchronisation already.
+  const core::TimePs posted = at + (params_.flow_level ? 0 : params_.step_latency);
+  const core::TimePs usable = posted + (t.reduced_on_receipt && !params_.flow_level ? params_.reduce_latency : 0);
   timers_.schedule(posted, [this, local, same = usable == posted] {
-    for (auto next : waits_on_sent_[local]) satisfy(next);
+    if (!state_[local].proxied)
+      for (auto next : waits_on_sent_[local]) satisfy(next);
     if (same) on_received(local);
   });
   if (usable != posted) timers_.schedule(usable, [this, local] { on_received(local); });

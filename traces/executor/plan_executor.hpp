@@ -20,6 +20,9 @@ struct ExecutionParams {
   core::TimePs step_latency = 0;         ///< flag poll + fence before received data is usable
   core::TimePs reduce_latency = 0;       ///< extra before reduced data is usable (local load + add)
   std::optional<core::Bandwidth> channel_cap;  ///< one SM's throughput per channel, if limited
+  /// The transport shares bandwidth as flows: the channel cap becomes each
+  /// transfer's rate limit instead of spacing its issues.
+  bool flow_level = false;
 };
 
 /// Completion times of one collective, per rank, relative to its start.
@@ -52,6 +55,7 @@ class PlanExecutor : public models::TransferCompletion {
     bool issued = false;
     bool received = false;
     bool completed = false;
+    bool proxied = false;  // a network send: the SM moved on at issue
   };
   void satisfy(std::int32_t id);
   void issue(std::int32_t id);

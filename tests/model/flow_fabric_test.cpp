@@ -1,0 +1,55 @@
+// The flow-level fabric: max-min fair shares, rates recomputed as flows end,
+// and path latency added once.
+
+#include <catch2/catch.hpp>
+
+#include "fabric_probe.hpp"
+#include "test_support.hpp"
+
+using namespace fabsim;
+
+namespace {
+constexpr double kLinkRate = 100e9;           // ideal_catalogue(): 100 GB/s, efficiency 1
+constexpr core::TimePs kPathLatency = 250'000;  // two 100 ns links and a 50 ns switch
+double at_us(core::TimePs t) { return static_cast<double>(t) / 1e6; }
+}  // namespace
+
+TEST_CASE("flow level: one flow moves at the link rate plus the path latency", "[model][flow]") {
+  const auto spec = topo::load_topology(testing::star_topology("flow_one", 2));
+  testing::FabricProbe probe(spec, 0);
+  probe.send_at(0, 1, 0, 1, 1'000'000);
+  probe.run();
+  CHECK(at_us(probe.done(1)) == Approx(at_us(kPathLatency + static_cast<core::TimePs>(1e6 / kLinkRate * 1e12))));
+}
+
+TEST_CASE("flow level: max-min shares, and the freed share goes to who can use it", "[model][flow]") {
+  // A 0->3, B 1->3, C 2->3 share switch->gpu3 (a third each). D 1->0 shares
+  // gpu1->switch with B only, so it gets the two thirds B cannot use. When
+  // A, B, C end, D takes the whole link.
+  const auto spec = topo::load_topology(testing::star_topology("flow_maxmin", 4));
+  testing::FabricProbe probe(spec, 0);
+  const core::Bytes mb = 1'000'000;
+  probe.send_at(0, 1, 0, 3, mb);
+  probe.send_at(0, 2, 1, 3, mb);
+  probe.send_at(0, 3, 2, 3, mb);
+  probe.send_at(0, 4, 1, 0, 3 * mb);
+  probe.run();
+  const double third_done_us = 1e6 / (kLinkRate / 3) * 1e6;  // 30 us
+  for (std::uint64_t id : {1, 2, 3}) CHECK(at_us(probe.done(id)) == Approx(third_done_us + at_us(kPathLatency)).epsilon(1e-4));
+  // D: 2 MB at two thirds of the link in 30 us, then 1 MB alone in 10 us.
+  CHECK(at_us(probe.done(4)) == Approx(40.0 + at_us(kPathLatency)).epsilon(1e-4));
+}
+
+TEST_CASE("flow level and segment level agree on a shared link", "[model][flow]") {
+  const auto spec = topo::load_topology(testing::star_topology("flow_vs_segment", 3));
+  core::TimePs flow_done = 0;
+  {
+    testing::FabricProbe probe(spec, 0);
+    probe.send_at(0, 1, 0, 2, 8 << 20);
+    probe.send_at(0, 2, 1, 2, 8 << 20);
+    probe.run();
+    flow_done = std::max(probe.done(1), probe.done(2));
+  }
+  // 16 MiB through one 100 GB/s link either way.
+  CHECK(at_us(flow_done) == Approx(16.0 * 1048576 / kLinkRate * 1e6 + at_us(kPathLatency)).epsilon(1e-3));
+}

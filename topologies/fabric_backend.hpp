@@ -1,0 +1,69 @@
+#pragma once
+/// What the collective layer needs from a simulated fabric, whatever its
+/// fidelity: segment-level (Fabric: SystemC modules per device and link) or
+/// flow-level (FlowFabric: max-min fair sharing of link bandwidth).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/transport.hpp"
+#include "topologies/fabric_graph.hpp"
+
+namespace fabsim::topo {
+
+/// Traffic figures of one link direction over a run.
+struct LinkUsage {
+  std::string name;  ///< "gpu0->nvswitch0"
+  Bytes bytes = 0;
+  TimePs busy = 0;
+  double utilisation = 0.0;  ///< busy / elapsed
+  Bandwidth effective_bandwidth;
+  Bytes peak_buffer = 0;       ///< peak downstream buffer use (switch inputs; 0 in flow mode)
+  std::uint64_t segments = 0;  ///< segments delivered (one kernel event each; 0 in flow mode)
+};
+
+class FabricBackend : public models::Transport {
+ public:
+  virtual const TopologySpec& spec() const = 0;
+  virtual FabricGraph& graph() = 0;
+  int gpu_count() const { return static_cast<int>(spec().gpus.size()); }
+  /// True when some switch with in-network reduction is one hop from every GPU of `group`.
+  virtual bool supports_in_switch_collectives(const std::vector<int>& group) = 0;
+  /// Work units injected: segments (segment level) or flows (flow level).
+  virtual std::uint64_t units_injected() const = 0;
+  /// Events the backend itself handled (segment deliveries, or rate recomputations).
+  virtual std::uint64_t backend_events() const = 0;
+  virtual std::vector<LinkUsage> link_usage(TimePs elapsed) const = 0;
+  virtual bool flow_level() const = 0;
+  bool proxied(int source, int destination) override;
+};
+
+/// The links of one switch plane that can reduce and multicast for a group:
+/// a switch with in-network reduction wired directly to every member.
+struct SwitchPlaneLinks {
+  int switch_device = -1;
+  Bandwidth weight;                     ///< slowest member-switch link
+  std::vector<LinkDirectionRef> up;     ///< by member: member -> switch
+  std::vector<LinkDirectionRef> down;   ///< by member: switch -> member
+  std::vector<std::uint16_t> up_port;   ///< by member: the member's port index of `up`
+  std::vector<std::uint16_t> down_port; ///< by member: the switch's port index of `down`
+};
+
+/// Every such plane for `group` (global GPU indexes), in device order.
+std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, const FabricGraph& graph, const std::vector<int>& group);
+
+}  // namespace fabsim::topo
+
+namespace fabsim::topo {
+
+/// What a device adds to a segment's or flow's head as it forwards it: a
+/// switch's traversal, a NIC's message latency; nothing for a GPU.
+inline TimePs forwarding_latency(const TopologySpec& spec, int device) {
+  const auto& d = spec.devices[device];
+  if (d.kind == DeviceKind::kSwitch) return spec.catalogue.switches.at(d.model).traversal_latency;
+  if (d.kind == DeviceKind::kNic) return spec.catalogue.nics.at(d.model).message_latency;
+  return 0;
+}
+
+}  // namespace fabsim::topo

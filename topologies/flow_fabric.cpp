@@ -1,0 +1,267 @@
+#include "topologies/flow_fabric.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "sim/core/error.hpp"
+#include "sim/core/kernel.hpp"
+
+namespace fabsim::topo {
+
+FlowFabric::FlowFabric(const TopologySpec& spec) : spec_(spec), graph_(spec), timers_("flow_fabric_timers") {
+  capacity_.resize(spec.links.size() * 2);
+  for (std::size_t l = 0; l < spec.links.size(); ++l)
+    capacity_[2 * l] = capacity_[2 * l + 1] = spec.links[l].effective_bandwidth().bytes_per_second;
+  bytes_.assign(capacity_.size(), 0.0);
+  left_.assign(capacity_.size(), 0.0);
+  count_.assign(capacity_.size(), 0);
+  on_link_.resize(capacity_.size());
+}
+
+const std::vector<SwitchPlaneLinks>& FlowFabric::planes_for(const std::vector<int>& group) {
+  auto it = planes_.find(group);
+  if (it == planes_.end()) it = planes_.emplace(group, find_switch_planes(spec_, graph_, group)).first;
+  return it->second;
+}
+
+bool FlowFabric::supports_in_switch_collectives(const std::vector<int>& group) { return !planes_for(group).empty(); }
+
+void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectionRef>& hops, int first_device, double bytes,
+                          double cap, TimePs extra_latency) {
+  Flow f;
+  f.transfer = transfer;
+  f.remaining = bytes;
+  f.cap = cap;
+  f.latency = extra_latency;
+  int at = first_device;
+  for (std::size_t h = 0; h < hops.size(); ++h) {
+    if (h > 0) f.latency += forwarding_latency(spec_, at);
+    f.latency += spec_.links[hops[h].link].latency;
+    f.links.push_back(hops[h].id());
+    at = graph_.neighbour(at, hops[h]);
+  }
+  flows_.push_back(std::move(f));
+  ++pending_[transfer].flows;
+  ++flows_started_;
+}
+
+void FlowFabric::send(const models::TransferRequest& request) {
+  const auto wire = static_cast<double>(request.wire_bytes);
+  // A per-flow payload rate limit applies to the wire bytes in proportion.
+  const double cap = request.rate_cap > 0 && request.payload_bytes > 0
+                         ? request.rate_cap * wire / static_cast<double>(request.payload_bytes)
+                         : 0.0;
+  auto& pending = pending_[request.id];  // a transfer with no flow still completes
+  pending.lockstep_group = request.lockstep_group;
+  pending.lockstep_size = request.lockstep_size;
+  pending.start = core::now_ps();
+  pending.steps = request.pipeline_steps;
+  pending.reduce_steps = request.reduce_steps;
+  pending.fill_steps = request.fill_steps;
+  pending.step_sync = request.step_sync;
+  pending.reduce_sync = request.reduce_sync;
+  const std::size_t first_flow = flows_.size();
+  if (request.kind == models::TransferKind::kPointToPoint) {
+    const auto& paths = graph_.paths(request.source, request.destination, request.flow);
+    double total = 0;
+    for (const auto& p : paths) total += p.bottleneck.bytes_per_second;
+    for (const auto& p : paths) {
+      const double share = wire * p.bottleneck.bytes_per_second / total;
+      add_flow(request.id, p.hops, spec_.gpus[request.source], share, cap * p.bottleneck.bytes_per_second / total, 0);
+    }
+  } else {
+    const auto& group = *request.group;
+    const auto& planes = planes_for(group);
+    if (planes.empty())
+      throw core::SimulationError("NVLink SHARP needs a switch with in-network reduction attached to every GPU of the communicator");
+    double total = 0;
+    for (const auto& p : planes) total += p.weight.bytes_per_second;
+    const bool reduce = request.kind == models::TransferKind::kReduceInSwitch;
+    const int endpoint = reduce ? request.destination : request.source;
+    const auto member = static_cast<std::size_t>(std::find(group.begin(), group.end(), endpoint) - group.begin());
+    for (const auto& plane : planes) {
+      const double share = wire * plane.weight.bytes_per_second / total;
+      const TimePs traversal = forwarding_latency(spec_, plane.switch_device);
+      // Reduce: every member sends its copy up, the switch sends the sum down
+      // to the endpoint. Multicast: the endpoint sends up, the switch copies down.
+      if (reduce) {
+        for (std::size_t m = 0; m < group.size(); ++m) add_flow(request.id, {plane.up[m]}, spec_.gpus[group[m]], share, 0, traversal);
+        add_flow(request.id, {plane.down[member]}, plane.switch_device, share, 0, spec_.links[plane.up[member].link].latency);
+      } else {
+        add_flow(request.id, {plane.up[member]}, spec_.gpus[endpoint], share, 0, traversal);
+        for (std::size_t m = 0; m < group.size(); ++m)
+          add_flow(request.id, {plane.down[m]}, plane.switch_device, share, 0, spec_.links[plane.up[m].link].latency);
+      }
+    }
+  }
+  auto& p = pending_.at(request.id);
+  for (std::size_t i = first_flow; i < flows_.size(); ++i) p.path_latency = std::max(p.path_latency, flows_[i].latency);
+  request_update();
+}
+
+void FlowFabric::request_update() {
+  if (update_requested_) return;
+  update_requested_ = true;
+  timers_.schedule(core::now_ps(), [this] {
+    update_requested_ = false;
+    update();
+  });
+}
+
+void FlowFabric::finish_transfer(std::uint64_t transfer) {
+  const auto it = pending_.find(transfer);
+  const Pending p = it->second;
+  pending_.erase(it);
+  const std::uint64_t group = p.lockstep_group;
+  const int group_size = p.lockstep_size;
+  const TimePs at = std::max(core::now_ps(), completion_time(p));
+  if (completion_ == nullptr) throw core::SimulationError("a transfer completed with no executor listening");
+  if (group == 0) {
+    timers_.schedule(at, [this, transfer, at] { completion_->on_transfer_complete(transfer, at); });
+    return;
+  }
+  // A ring's chunks each travel the whole ring: its step latencies add up
+  // along the mean hop, not the slowest one, while its data waits for the slowest.
+  auto& lockstep = lockstep_[group];
+  if (lockstep.members.empty()) lockstep.paced = p;
+  lockstep.members.push_back(transfer);
+  lockstep.paced.start = std::max(lockstep.paced.start, p.start);
+  lockstep.paced.data_end = std::max(lockstep.paced.data_end, p.data_end);
+  lockstep.path_latency_sum += static_cast<double>(p.path_latency);
+  if (static_cast<int>(lockstep.members.size()) < group_size) return;
+  lockstep.paced.path_latency = static_cast<TimePs>(lockstep.path_latency_sum / group_size);
+  const TimePs all_at = std::max(core::now_ps(), completion_time(lockstep.paced));
+  for (auto member : lockstep.members)
+    timers_.schedule(all_at, [this, member, all_at] { completion_->on_transfer_complete(member, all_at); });
+  lockstep_.erase(group);
+}
+
+TimePs FlowFabric::completion_time(const Pending& p) {
+  const TimePs data = p.data_end > p.start ? p.data_end - p.start : 0;
+  if (p.steps == 0) return p.start + data + p.path_latency;  // continues another transfer's step
+  const TimePs plain = p.step_sync + p.path_latency;
+  const TimePs reducing = plain + p.reduce_sync;
+  const std::uint32_t reduce_steps = std::min(p.reduce_steps, p.steps);
+  const TimePs per_step = data / (p.steps + p.fill_steps);
+  // Fill steps wait on the upstream pipeline: they pace like data steps.
+  const TimePs paced = (p.steps + p.fill_steps - reduce_steps) * std::max(plain, per_step) + reduce_steps * std::max(reducing, per_step);
+  return p.start + paced + std::min(plain, per_step);
+}
+
+void FlowFabric::update() {
+  ++rate_updates_;
+  const TimePs now = core::now_ps();
+  const double dt = static_cast<double>(now - last_update_) / 1e12;
+  last_update_ = now;
+  for (auto& f : flows_) {
+    const double moved = std::min(f.remaining, f.rate * dt);
+    f.remaining -= moved;
+    for (int l : f.links) bytes_[l] += moved;
+  }
+  // Flows within a nanosecond of their end finish now: one update for a
+  // wave of flows that end together, not one each.
+  std::vector<std::uint64_t> done;
+  auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) {
+    return !(f.remaining <= 1e-6 || f.remaining <= f.rate * 1e-9);
+  });
+  for (auto it = keep; it != flows_.end(); ++it) {
+    for (int l : it->links) bytes_[l] += it->remaining;
+    auto& p = pending_.at(it->transfer);
+    p.data_end = now;
+    if (--p.flows == 0) done.push_back(it->transfer);
+  }
+  flows_.erase(keep, flows_.end());
+  for (auto id : done) finish_transfer(id);
+  // Transfers whose every flow was empty complete after their latency too.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->second.flows == 0) {
+      const std::uint64_t id = it->first;
+      ++it;
+      finish_transfer(id);
+    } else {
+      ++it;
+    }
+  }
+  assign_rates();
+  double next = std::numeric_limits<double>::infinity();
+  for (const auto& f : flows_)
+    if (f.rate > 0) next = std::min(next, f.remaining / f.rate);
+  if (!std::isfinite(next)) {
+    if (!flows_.empty()) throw core::SimulationError(fmt::format("{} flows have no bandwidth to move on", flows_.size()));
+    return;
+  }
+  const TimePs wake = now + std::max<TimePs>(1, static_cast<TimePs>(std::ceil(next * 1e12)));
+  const std::uint64_t generation = ++wake_generation_;
+  timers_.schedule(wake, [this, generation] {
+    if (generation == wake_generation_) update();
+  });
+}
+
+void FlowFabric::assign_rates() {
+  // Progressive filling: repeatedly take the link (or capped flow) with the
+  // smallest fair share, fix its flows at that share, and take their rate
+  // off every other link they cross.
+  std::vector<int> touched;
+  for (std::size_t i = 0; i < flows_.size(); ++i)
+    for (int l : flows_[i].links) {
+      if (count_[l] == 0) {
+        touched.push_back(l);
+        left_[l] = capacity_[l];
+        on_link_[l].clear();
+      }
+      ++count_[l];
+      on_link_[l].push_back(static_cast<int>(i));
+    }
+  using Entry = std::pair<double, long>;  // share, link id (>= 0) or -1 - flow index
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (int l : touched) heap.push({left_[l] / count_[l], l});
+  for (std::size_t i = 0; i < flows_.size(); ++i)
+    if (flows_[i].cap > 0) heap.push({flows_[i].cap, -1 - static_cast<long>(i)});
+  std::vector<char> fixed(flows_.size(), 0);
+  auto fix = [&](std::size_t i, double rate) {
+    fixed[i] = 1;
+    flows_[i].rate = rate;
+    for (int l : flows_[i].links) {
+      left_[l] = std::max(0.0, left_[l] - rate);
+      if (--count_[l] > 0) heap.push({left_[l] / count_[l], l});
+    }
+  };
+  while (!heap.empty()) {
+    const auto [share, id] = heap.top();
+    heap.pop();
+    if (id < 0) {
+      const auto i = static_cast<std::size_t>(-1 - id);
+      if (!fixed[i]) fix(i, share);
+      continue;
+    }
+    if (count_[id] == 0) continue;
+    const double current = left_[id] / count_[id];
+    if (current > share * (1 + 1e-12) + 1e-9) continue;  // stale: a newer entry holds the current share
+    for (int i : on_link_[id])
+      if (!fixed[i]) fix(static_cast<std::size_t>(i), current);
+  }
+  for (int l : touched) count_[l] = 0;
+}
+
+std::vector<LinkUsage> FlowFabric::link_usage(TimePs elapsed) const {
+  std::vector<LinkUsage> out;
+  for (std::size_t l = 0; l < spec_.links.size(); ++l) {
+    for (bool reverse : {false, true}) {
+      const auto& link = spec_.links[l];
+      const int id = LinkDirectionRef{static_cast<int>(l), reverse}.id();
+      LinkUsage u;
+      u.name = fmt::format("{}->{}", spec_.devices[reverse ? link.b : link.a].name, spec_.devices[reverse ? link.a : link.b].name);
+      u.bytes = static_cast<Bytes>(std::llround(bytes_[id]));
+      u.busy = static_cast<TimePs>(bytes_[id] / capacity_[id] * 1e12);
+      u.utilisation = elapsed > 0 ? static_cast<double>(u.busy) / static_cast<double>(elapsed) : 0.0;
+      u.effective_bandwidth = {capacity_[id]};
+      out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+}  // namespace fabsim::topo

@@ -1,0 +1,141 @@
+#include "traces/collectives/flow_plans.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace fabsim::traces {
+
+namespace {
+core::Bytes div_up(core::Bytes a, core::Bytes b) { return (a + b - 1) / b; }
+}  // namespace
+
+CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolParams& p) {
+  auto plan = CollectivePlan::empty("Ring", topo::protocol_name(request.protocol), request.ranks, request.channels,
+                                    p.payload_efficiency);
+  plan.aggregated = true;
+  const int n = request.ranks;
+  if (n == 1 || request.bytes == 0) return plan;
+  const bool all_reduce = request.op == CollectiveOp::kAllReduce;
+  const int steps = ring_steps(request.op, n);
+  const core::Bytes data = all_reduce ? request.bytes : request.bytes / static_cast<core::Bytes>(n);
+  const core::Bytes chunk_size = p.slot_bytes * static_cast<core::Bytes>(p.chunk_slots);
+  for (int c = 0; c < request.channels; ++c) {
+    const core::Bytes begin = data * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
+    const core::Bytes end = data * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);
+    if (end <= begin) continue;
+    const core::Bytes region = end - begin;
+    // Each step moves one chunk (all-reduce: a 1/n share of a loop); the
+    // channel runs ceil(region / loop) loops of `steps` steps.
+    const core::Bytes loop = all_reduce ? chunk_size * static_cast<core::Bytes>(n) : chunk_size;
+    const auto loops = static_cast<std::uint32_t>(div_up(region, loop));
+    const core::Bytes per_rank = all_reduce ? region * static_cast<core::Bytes>(steps) / static_cast<core::Bytes>(n)
+                                            : region * static_cast<core::Bytes>(steps);
+    for (int r = 0; r < n; ++r) {
+      PlannedTransfer t;
+      t.channel = c;
+      t.source = r;
+      t.destination = (r + 1) % n;
+      t.payload = per_rank;
+      t.steps = static_cast<std::uint32_t>(steps) + loops - 1;  // the pipeline fills once, then a loop per step time
+      t.reduced_on_receipt = request.op != CollectiveOp::kAllGather;
+      t.reduce_steps = request.op == CollectiveOp::kAllGather ? 0 : static_cast<std::uint32_t>(n - 1);
+      t.lockstep = static_cast<std::int32_t>(plan.lockstep_sizes.size());
+      plan.transfers.push_back(t);
+    }
+    plan.lockstep_sizes.push_back(n);
+  }
+  return plan;
+}
+
+CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams& nvls) {
+  auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
+  plan.aggregated = true;
+  const int n = request.ranks;
+  if (n == 1 || request.bytes == 0) return plan;
+  const core::Bytes elements = request.bytes / request.element_size;
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, n, nvls.chunk_bytes);
+  // Every channel of a head does the same on the same links: one flow per
+  // head carries them all. A channel's load-reduces go chunk by chunk and its
+  // stores trail them by one chunk: the first chunk's reduce and the last
+  // chunk's store are exposed, the rest overlap. One chunk: reduce, then store.
+  for (int head = 0; head < n; ++head) {
+    const core::Bytes first = elements * static_cast<core::Bytes>(head) / static_cast<core::Bytes>(n);
+    const core::Bytes last = elements * static_cast<core::Bytes>(head + 1) / static_cast<core::Bytes>(n);
+    const core::Bytes share = (last - first) * request.element_size;
+    if (share == 0) continue;
+    const core::Bytes per_channel = div_up(share, static_cast<core::Bytes>(request.channels));
+    const auto chunks = static_cast<std::uint32_t>(div_up(per_channel, chunk));
+    // The exposed wave: half a chunk per channel. Channels and heads drift
+    // apart in the device code, so one head's stores overlap another's
+    // reduces; a whole exposed chunk over-counts what a single chunk costs.
+    const core::Bytes wave = std::max<core::Bytes>(
+        request.element_size, std::min(share, chunk * static_cast<core::Bytes>(request.channels) / 2) / request.element_size * request.element_size);
+    auto add = [&](models::TransferKind kind, core::Bytes bytes, std::uint32_t steps, std::int32_t after_received,
+                   std::int32_t after_sent) {
+      PlannedTransfer t;
+      t.kind = kind;
+      t.source = head;
+      t.destination = head;
+      t.payload = bytes;
+      t.steps = steps;
+      t.after_received = after_received;
+      t.after_sent = after_sent;
+      const auto id = static_cast<std::int32_t>(plan.transfers.size());
+      if (after_received != kNoTransfer) plan.transfers[after_received].released_by = id;
+      plan.transfers.push_back(t);
+      return id;
+    };
+    using models::TransferKind;
+    const auto first_reduce = add(TransferKind::kReduceInSwitch, wave, 1, kNoTransfer, kNoTransfer);
+    if (wave == share) {
+      add(TransferKind::kMulticastInSwitch, wave, 1, first_reduce, kNoTransfer);
+      continue;
+    }
+    // With one chunk per channel the halves are one operation each: the
+    // second halves add no step of their own (steps 0).
+    const std::uint32_t rest_steps = chunks - 1;
+    const auto rest_reduce = add(TransferKind::kReduceInSwitch, share - wave, rest_steps, kNoTransfer, first_reduce);
+    const auto early_stores = add(TransferKind::kMulticastInSwitch, share - wave, std::max<std::uint32_t>(1, rest_steps), first_reduce, kNoTransfer);
+    add(TransferKind::kMulticastInSwitch, wave, chunks == 1 ? 0 : 1, rest_reduce, early_stores);
+  }
+  return plan;
+}
+
+CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
+  auto out = CollectivePlan::empty(plan.algorithm, plan.protocol, plan.ranks, plan.channels, plan.payload_efficiency);
+  out.aggregated = true;
+  using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, int>;  // channel, source, destination, kind
+  std::map<Key, std::int32_t> index;
+  std::map<std::int32_t, std::int32_t> hops_in_channel;
+  for (const auto& t : plan.transfers) {
+    const Key key{t.channel, t.source, t.destination, static_cast<int>(t.kind)};
+    auto [it, inserted] = index.try_emplace(key, static_cast<std::int32_t>(out.transfers.size()));
+    if (inserted) {
+      PlannedTransfer merged;
+      merged.kind = t.kind;
+      merged.channel = t.channel;
+      merged.source = t.source;
+      merged.destination = t.destination;
+      merged.steps = 0;
+      merged.reduce_steps = 0;
+      out.transfers.push_back(merged);
+      ++hops_in_channel[t.channel];
+    }
+    auto& m = out.transfers[static_cast<std::size_t>(it->second)];
+    m.payload += t.payload;
+    ++m.steps;
+    if (t.reduced_on_receipt) {
+      m.reduced_on_receipt = true;
+      ++m.reduce_steps;
+    }
+  }
+  if (!pipeline) return out;
+  // A chain's chunks cross its hops in order: the hop at depth d of its
+  // channel (order of first appearance) finishes d steps after the first.
+  std::map<std::int32_t, std::uint32_t> depth;
+  for (auto& t : out.transfers) t.fill_steps = depth[t.channel]++;
+  return out;
+}
+
+}  // namespace fabsim::traces
