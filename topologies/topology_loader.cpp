@@ -108,9 +108,10 @@ void read_routing(JsonObject& root, TopologySpec& spec) {
 
 }  // namespace
 
-TopologySpec load_topology(const std::string& path, const std::string& catalogue_override) {
-  const json doc = core::read_json_file(path);
-  Diagnostics diag(path);
+TopologySpec load_topology(const std::string& path, const std::string& catalogue_override, const json& patch) {
+  json doc = core::read_json_file(path);
+  if (!patch.is_null()) doc.merge_patch(patch);
+  Diagnostics diag(patch.is_null() ? path : path + " (with the scenario's topology_patch)");
   JsonObject root(doc, "", diag);
   TopologySpec spec;
   spec.file = path;

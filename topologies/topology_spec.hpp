@@ -3,6 +3,7 @@
 /// between them, every value resolved against the hardware catalogue.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,11 @@ struct TopologySpec {
 
 /// Reads and validates a topology file, explicit or generated. Every problem
 /// in the file is reported at once as a core::ConfigError naming the file and
-/// JSON path. `catalogue_override`, when not empty, replaces the file's catalogue.
-TopologySpec load_topology(const std::string& path, const std::string& catalogue_override = "");
+/// JSON path. `catalogue_override`, when not empty, replaces the file's
+/// catalogue. `patch`, when not null, is applied to the file's JSON first as
+/// an RFC 7386 merge patch (a scenario's "topology_patch": sweeps vary a
+/// generated fabric's parameters through it).
+TopologySpec load_topology(const std::string& path, const std::string& catalogue_override = "",
+                           const nlohmann::json& patch = nullptr);
 
 }  // namespace fabsim::topo

@@ -17,7 +17,7 @@ namespace fabsim::cli {
 void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
   core::configure_kernel();
-  const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path);
+  const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch);
   traces::validate_nccl_test(request.test, spec, request.origin);
   std::unique_ptr<topo::FabricBackend> backend;
   if (request.flow_level) {
@@ -78,6 +78,7 @@ SimulationRequest load_scenario(const std::string& path) {
   root.string("description", false);
   if (const auto topology = root.string("topology")) request.topology_path = relative_to(path, *topology);
   if (const auto hardware = root.string("hardware", false)) request.catalogue_path = relative_to(path, *hardware);
+  if (const json* patch = root.child("topology_patch", json::value_t::object, false)) request.topology_patch = *patch;
 
   if (const json* w = root.child("workload", json::value_t::object)) {
     JsonObject o(*w, "/workload", diag);

@@ -3,6 +3,7 @@
 /// it was written (scenario file or flags), and the code that carries it out.
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sim/report/nccl_report.hpp"
@@ -14,6 +15,7 @@ struct SimulationRequest {
   std::string origin;            ///< the scenario file, or "command line"
   std::string topology_path;
   std::string catalogue_path;    ///< empty = the topology's own or the default
+  nlohmann::json topology_patch;  ///< merge patch applied to the topology file (null: none)
   traces::NcclTestConfig test;
   core::Bytes segment_size = 512 * 1024;
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments

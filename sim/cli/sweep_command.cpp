@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/cli/mpi_world.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 
@@ -36,6 +37,8 @@ struct Point {
   std::vector<json> values;  ///< one per axis
   fs::path scenario, output, errors;
   int exit_code = -1;
+  json result;        ///< the point's JSON report, when it ran
+  std::string error;  ///< its first error line, when it failed
 };
 
 std::string absolute_from(const fs::path& base_file, const std::string& path) {
@@ -146,14 +149,19 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     points.push_back(std::move(p));
   }
 
-  // Run N processes at a time; a progress line only when stderr is a terminal.
-  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  // This process's share: every point under one process, or every size-th
+  // point under mpirun, N processes at a time.
+  const MpiWorld world;
+  std::vector<std::size_t> mine;
+  for (std::size_t k = static_cast<std::size_t>(world.rank()); k < points.size(); k += static_cast<std::size_t>(world.size()))
+    mine.push_back(k);
+  const bool progress = ::isatty(STDERR_FILENO) != 0 && world.rank() == 0;
   const auto started = std::chrono::steady_clock::now();
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0, done = 0, failed = 0;
-  while (done < points.size()) {
-    while (next < points.size() && static_cast<int>(running.size()) < std::max(1, options.jobs)) {
-      running[spawn_point(options.self, points[next])] = next;
+  while (done < mine.size()) {
+    while (next < mine.size() && static_cast<int>(running.size()) < std::max(1, options.jobs)) {
+      running[spawn_point(options.self, points[mine[next]])] = mine[next];
       ++next;
     }
     int status = 0;
@@ -161,17 +169,45 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     if (pid < 0) throw core::SimulationError("lost track of the sweep's processes");
     const auto it = running.find(pid);
     if (it == running.end()) continue;
-    points[it->second].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (points[it->second].exit_code != 0) ++failed;
+    Point& p = points[it->second];
+    p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (p.exit_code != 0) {
+      ++failed;
+      // Name the point file without its work folder, which differs between runs.
+      p.error = first_error(p.errors);
+      if (const auto at = p.error.find(p.scenario.string()); at != std::string::npos)
+        p.error.replace(at, p.scenario.string().size(), p.scenario.filename().string());
+    } else {
+      p.result = json::parse(std::ifstream(p.output));
+    }
     running.erase(it);
     ++done;
     if (progress) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double left = elapsed / static_cast<double>(done) * static_cast<double>(points.size() - done);
-      fmt::print(std::cerr, "\rsweep: {}/{} points, {} failed, about {:.0f} s left   ", done, points.size(), failed, left);
+      const double left = elapsed / static_cast<double>(done) * static_cast<double>(mine.size() - done);
+      fmt::print(std::cerr, "\rsweep: {}/{} points, {} failed, about {:.0f} s left   ", done, mine.size(), failed, left);
     }
   }
   if (progress) fmt::print(std::cerr, "\n");
+
+  // Gather every rank's points on rank 0, which alone writes the output.
+  json share = json::array();
+  for (std::size_t k : mine) share.push_back({{"k", k}, {"exit_code", points[k].exit_code}, {"error", points[k].error}, {"result", points[k].result}});
+  const auto shares = world.gather(share.dump());
+  if (world.rank() != 0) {
+    if (options.out_dir.empty()) fs::remove_all(work);
+    return 0;
+  }
+  failed = 0;
+  for (const auto& text : shares)
+    for (const auto& entry : json::parse(text)) {
+      Point& p = points[entry["k"].get<std::size_t>()];
+      p.exit_code = entry["exit_code"].get<int>();
+      p.error = entry["error"].get<std::string>();
+      p.result = entry["result"];
+      if (p.exit_code != 0) ++failed;
+    }
+  if (world.size() > 1) fmt::print(std::cerr, "sweep: {} points over {} MPI ranks\n", points.size(), world.size());
 
   // Collect: one CSV line per point and size; a failed point is one line with its error.
   std::ostringstream csv;
@@ -190,15 +226,11 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
       values[axes[i].path] = p.values[i];
     }
     if (p.exit_code != 0) {
-      // Name the point file without its work folder, which differs between runs.
-      std::string error = first_error(p.errors);
-      if (const auto at = error.find(p.scenario.string()); at != std::string::npos)
-        error.replace(at, p.scenario.string().size(), p.scenario.filename().string());
-      csv << prefix << ",,,,,,,,failed," << csv_escape(error) << '\n';
-      report["points"].push_back({{"values", values}, {"status", "failed"}, {"exit_code", p.exit_code}, {"error", error}});
+      csv << prefix << ",,,,,,,,failed," << csv_escape(p.error) << '\n';
+      report["points"].push_back({{"values", values}, {"status", "failed"}, {"exit_code", p.exit_code}, {"error", p.error}});
       continue;
     }
-    const json result = json::parse(std::ifstream(p.output));
+    const json& result = p.result;
     for (const auto& r : result["rows"])
       csv << prefix << ',' << r["bytes"].dump() << ',' << r["time_us"].dump() << ',' << r["algbw_GBps"].dump() << ','
           << r["busbw_GBps"].dump() << ',' << r["algorithm"].get<std::string>() << ',' << r["protocol"].get<std::string>() << ','
