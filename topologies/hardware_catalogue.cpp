@@ -252,9 +252,10 @@ void read_section(JsonObject& root, std::string_view key, std::map<std::string, 
 
 }  // namespace
 
-HardwareCatalogue load_hardware_catalogue(const std::string& path) {
-  const json doc = core::read_json_file(path);
-  Diagnostics diagnostics(path);
+HardwareCatalogue load_hardware_catalogue(const std::string& path, const json& patch) {
+  json doc = core::read_json_file(path);
+  if (!patch.is_null()) doc.merge_patch(patch);
+  Diagnostics diagnostics(patch.is_null() ? path : path + " (with the calibration profile's catalogue_patch)");
   JsonObject root(doc, "", diagnostics);
   HardwareCatalogue catalogue;
   catalogue.file = path;

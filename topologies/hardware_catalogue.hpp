@@ -3,6 +3,7 @@
 /// parameter with the source of its value (configs/hardware/catalogue.json).
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -132,7 +133,9 @@ struct HardwareCatalogue {
 };
 
 /// Loads and validates a catalogue; throws core::ConfigError with every problem.
-HardwareCatalogue load_hardware_catalogue(const std::string& path);
+/// `patch`, when not null, is merged into the file first (RFC 7386): a
+/// calibration profile's "catalogue_patch" replaces fitted values and their sources.
+HardwareCatalogue load_hardware_catalogue(const std::string& path, const nlohmann::json& patch = nullptr);
 
 /// The catalogue shipped in configs/hardware/ (path fixed at build time).
 std::string default_catalogue_path();

@@ -108,7 +108,8 @@ void read_routing(JsonObject& root, TopologySpec& spec) {
 
 }  // namespace
 
-TopologySpec load_topology(const std::string& path, const std::string& catalogue_override, const json& patch) {
+TopologySpec load_topology(const std::string& path, const std::string& catalogue_override, const json& patch,
+                           const json& catalogue_patch) {
   json doc = core::read_json_file(path);
   if (!patch.is_null()) doc.merge_patch(patch);
   Diagnostics diag(patch.is_null() ? path : path + " (with the scenario's topology_patch)");
@@ -120,7 +121,7 @@ TopologySpec load_topology(const std::string& path, const std::string& catalogue
   spec.description = root.string("description", false).value_or("");
   const auto hardware = root.string("hardware", false);
   spec.hardware = hardware.value_or("");
-  spec.catalogue = load_hardware_catalogue(resolve_catalogue(path, hardware, catalogue_override));
+  spec.catalogue = load_hardware_catalogue(resolve_catalogue(path, hardware, catalogue_override), catalogue_patch);
   read_routing(root, spec);
   TopologyBuilder builder(spec, diag);
   if (root.has("generate")) {

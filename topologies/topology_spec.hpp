@@ -78,8 +78,9 @@ struct TopologySpec {
 /// JSON path. `catalogue_override`, when not empty, replaces the file's
 /// catalogue. `patch`, when not null, is applied to the file's JSON first as
 /// an RFC 7386 merge patch (a scenario's "topology_patch": sweeps vary a
-/// generated fabric's parameters through it).
+/// generated fabric's parameters through it). `catalogue_patch` is merged into
+/// the catalogue the same way (a calibration profile).
 TopologySpec load_topology(const std::string& path, const std::string& catalogue_override = "",
-                           const nlohmann::json& patch = nullptr);
+                           const nlohmann::json& patch = nullptr, const nlohmann::json& catalogue_patch = nullptr);
 
 }  // namespace fabsim::topo

@@ -9,6 +9,7 @@
 #include "sim/cli/child_run.hpp"
 #include "sim/cli/regress_command.hpp"
 #include "sim/cli/simulation_request.hpp"
+#include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/sweep_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
@@ -26,7 +27,7 @@ namespace {
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
                                     channels = "auto", format = "table", segment_size = "512K",
-                                    model = "segment";
+                                    model = "segment", calibration;
   double factor = 2.0;
   int gpus = 0;
   int root = 0;
@@ -79,6 +80,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.segment_size = size_flag("--segment-size", f.segment_size, diag);
   if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
   r.links = f.links;
+  r.calibration_path = f.calibration;
   if (f.model == "flow") r.flow_level = true;
   else if (f.model != "segment") diag.error("--model", fmt::format("unknown model '{}' (expected segment or flow)", f.model));
   diag.throw_if_any();
@@ -104,6 +106,7 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--model", flags->model, "segment (packet-train fidelity) or flow (max-min shared bandwidth, for large fabrics)")
       ->capture_default_str();
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
+  cmd->add_option("--calibration", flags->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
   cmd->callback([flags, &commands] {
     commands.action = [flags] {
       execute(request_from_flags(*flags), std::cout, std::cerr);
@@ -122,9 +125,12 @@ void register_run(CLI::App& app, CommandSet& commands) {
   cmd->add_flag("--links", *links, "Report link usage even if the scenario does not ask for it");
   auto model = std::make_shared<std::string>();
   cmd->add_option("--model", *model, "Override the scenario's fabric model: segment or flow");
-  cmd->callback([path, format, links, model, &commands] {
-    commands.action = [path, format, links, model] {
+  auto calibration = std::make_shared<std::string>();
+  cmd->add_option("--calibration", *calibration, "Calibration profile overriding the scenario's");
+  cmd->callback([path, format, links, model, calibration, &commands] {
+    commands.action = [path, format, links, model, calibration] {
       SimulationRequest request = load_scenario(*path);
+      if (!calibration->empty()) request.calibration_path = *calibration;
       if (!model->empty()) {
         if (*model != "segment" && *model != "flow")
           throw core::ConfigError("command line", "--model", fmt::format("unknown model '{}' (expected segment or flow)", *model));
@@ -185,11 +191,20 @@ void register_validate(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--max-bandwidth-error", options->max_bandwidth_error, "Fail (exit 1) above this median error at >= 1 MiB, e.g. 0.05");
   cmd->add_option("--max-latency-error", options->max_latency_error, "Fail (exit 1) above this median error below 1 MiB, e.g. 0.15");
   cmd->add_flag("--json", options->json, "Print the comparison as JSON");
+  cmd->add_option("--calibration", options->calibration,
+                  "Calibration profile: the comparison runs without it, then with it, and the bounds apply to the second");
   cmd->callback([options, &commands] {
     commands.action = [options] {
       ValidateOptions o = *options;
       o.self = self_executable();
       o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
+      if (o.calibration.empty()) return run_validate(o, std::cout);
+      ValidateOptions before = o;
+      before.calibration.clear();
+      before.max_bandwidth_error = before.max_latency_error = 0;
+      if (!o.json) std::cout << "# before calibration (the catalogue's values)\n";
+      run_validate(before, std::cout);
+      if (!o.json) std::cout << "# after calibration (" << o.calibration << ")\n";
       return run_validate(o, std::cout);
     };
   });
@@ -289,7 +304,27 @@ void register_topo(CLI::App& app, CommandSet& commands) {
 
 }  // namespace
 
+void register_calibrate(CLI::App& app, CommandSet& commands) {
+  auto options = std::make_shared<CalibrateOptions>();
+  options->topology_dir = topo::default_catalogue_path() + "/../../../topologies";
+  auto* cmd = app.add_subcommand("calibrate", "Fit model parameters to measurements and write a calibration profile");
+  cmd->add_option("--measurements,-m", options->measurements,
+                  "nccl-tests output (text), a measurements JSON, or the harness's JSON; repeat for several")->required();
+  cmd->add_option("--topology,-t", options->topology, "The measured system's topology (default: a stock one chosen by GPU model)");
+  cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies");
+  cmd->add_option("-o,--output", options->output, "Profile to write (fabsim-calibration/1)")->required();
+  cmd->callback([options, &commands] {
+    commands.action = [options] {
+      CalibrateOptions o = *options;
+      o.self = self_executable();
+      o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
+      return run_calibrate(o, std::cout);
+    };
+  });
+}
+
 void register_commands(CLI::App& app, CommandSet& commands) {
+  register_calibrate(app, commands);
   register_topo(app, commands);
   register_regress(app, commands);
   register_sweep(app, commands);

@@ -17,7 +17,8 @@ namespace fabsim::cli {
 void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
   core::configure_kernel();
-  const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch);
+  const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch,
+                                                      calibration_patch(request.calibration_path));
   traces::validate_nccl_test(request.test, spec, request.origin);
   std::unique_ptr<topo::FabricBackend> backend;
   if (request.flow_level) {
@@ -54,6 +55,17 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
              wall > 0 ? static_cast<double>(run.kernel_events) / wall / 1e6 : 0.0);
 }
 
+nlohmann::json calibration_patch(const std::string& profile_path) {
+  if (profile_path.empty()) return nullptr;
+  const nlohmann::json doc = core::read_json_file(profile_path);
+  core::Diagnostics diag(profile_path);
+  core::JsonObject root(doc, "", diag);
+  root.expect_format("fabsim-calibration/1");
+  const nlohmann::json* patch = root.child("catalogue_patch", nlohmann::json::value_t::object);
+  diag.throw_if_any();
+  return *patch;
+}
+
 namespace {
 
 std::string relative_to(const std::string& file, const std::string& path) {
@@ -79,6 +91,7 @@ SimulationRequest load_scenario(const std::string& path) {
   if (const auto topology = root.string("topology")) request.topology_path = relative_to(path, *topology);
   if (const auto hardware = root.string("hardware", false)) request.catalogue_path = relative_to(path, *hardware);
   if (const json* patch = root.child("topology_patch", json::value_t::object, false)) request.topology_patch = *patch;
+  if (const auto profile = root.string("calibration", false)) request.calibration_path = relative_to(path, *profile);
 
   if (const json* w = root.child("workload", json::value_t::object)) {
     JsonObject o(*w, "/workload", diag);

@@ -16,6 +16,7 @@ struct SimulationRequest {
   std::string topology_path;
   std::string catalogue_path;    ///< empty = the topology's own or the default
   nlohmann::json topology_patch;  ///< merge patch applied to the topology file (null: none)
+  std::string calibration_path;   ///< a calibration profile (fabsim-calibration/1); empty: none
   traces::NcclTestConfig test;
   core::Bytes segment_size = 512 * 1024;
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
@@ -27,6 +28,10 @@ struct SimulationRequest {
 /// report to `out`; wall time goes to `err`. Throws core::ConfigError or
 /// core::SimulationError.
 void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err);
+
+/// The catalogue patch of a calibration profile (null for an empty path);
+/// throws core::ConfigError when the file is not a profile.
+nlohmann::json calibration_patch(const std::string& profile_path);
 
 /// Reads a scenario file (format fabsim-scenario/1) into a request.
 SimulationRequest load_scenario(const std::string& path);

@@ -89,10 +89,11 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       hi = std::max(hi, (*r)["bytes"].get<std::uint64_t>());
     }
     const std::string algorithm = algorithm_for(ds);
-    const json predicted = run_json_child(
-        options.self, {"nccl-test", "--topology", topology, "--op", ds["collective"].get<std::string>(), "-g",
-                       std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
-                       "--algo", algorithm, "--format", "json"});
+    std::vector<std::string> args{"nccl-test", "--topology", topology, "--op", ds["collective"].get<std::string>(), "-g",
+                                  std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
+                                  "--algo", algorithm, "--format", "json"};
+    if (!options.calibration.empty()) args.insert(args.end(), {"--calibration", options.calibration});
+    const json predicted = run_json_child(options.self, args);
     std::map<std::uint64_t, const json*> by_bytes;
     for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = &row;
 

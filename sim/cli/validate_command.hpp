@@ -15,6 +15,7 @@ struct ValidateOptions {
   double max_bandwidth_error = 0;    ///< median bound for sizes >= 1 MiB; 0 = no check
   double max_latency_error = 0;      ///< median bound for sizes < 1 MiB; 0 = no check
   bool json = false;
+  std::string calibration;           ///< a calibration profile applied to every prediction; empty: none
 };
 
 /// Returns the exit code: 0, or 1 when a bound was given and exceeded.

@@ -1,0 +1,227 @@
+#include "sim/calibration/measurements.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+
+namespace fabsim::calibration {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::optional<double> number(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+/// "Ring", "NVLS", "Tree" as a data set records them (forced or logged), else NCCL's choice.
+std::string algorithm_from(const std::string& recorded) {
+  if (recorded.find("NVLS") != std::string::npos) return "nvls";
+  if (recorded.find("Ring") != std::string::npos) return "ring";
+  if (recorded.find("Tree") != std::string::npos) return "tree";
+  return "";
+}
+
+}  // namespace
+
+Measurements parse_nccl_tests_text(const std::string& text, const std::string& file) {
+  Measurements m;
+  m.file = file;
+  core::Diagnostics diag(file);
+  std::istringstream in(text);
+  std::string line;
+  int line_number = 0;
+  MeasuredSweep* current = nullptr;
+  std::set<std::string> hosts;
+  int n_gpus_line = 0, rank_lines = 0;
+  auto finish = [&] {
+    if (current == nullptr) return;
+    if (current->gpus == 0) current->gpus = rank_lines > 0 ? rank_lines : n_gpus_line;
+    current->nodes = std::max<int>(1, static_cast<int>(hosts.size()));
+    if (current->rows.empty()) diag.error(fmt::format("line {}", line_number), fmt::format("{} has no result rows", current->id));
+  };
+  while (std::getline(in, line)) {
+    ++line_number;
+    const auto words = split_words(line);
+    if (words.empty()) continue;
+    if (words[0] == "#") {
+      // "# Collective test starting: all_reduce_perf"
+      if (const auto at = line.find("Collective test starting:"); at != std::string::npos) {
+        finish();
+        std::string test = split_words(line.substr(at + 25)).at(0);
+        if (test.size() > 5 && test.substr(test.size() - 5) == "_perf") test.resize(test.size() - 5);
+        const auto op = traces::parse_collective(test == "hypercube" ? "all_gather" : test);
+        if (!op) {
+          diag.error(fmt::format("line {}", line_number), fmt::format("unknown nccl-tests test '{}' (expected e.g. all_reduce_perf)", test));
+          current = nullptr;
+          continue;
+        }
+        m.sweeps.push_back({});
+        current = &m.sweeps.back();
+        current->op = *op;
+        current->id = fmt::format("{}:{}", file, test);
+        hosts.clear();
+        rank_lines = 0;
+        n_gpus_line = 0;
+        continue;
+      }
+      for (std::size_t i = 0; i + 1 < words.size(); ++i)
+        if (words[i] == "nGpus") n_gpus_line = static_cast<int>(number(words[i + 1]).value_or(0));
+      // "#  Rank  0 Group  0 Pid  30001 on     node01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3"
+      if (words.size() > 2 && words[1] == "Rank") {
+        ++rank_lines;
+        for (std::size_t i = 0; i + 1 < words.size(); ++i)
+          if (words[i] == "on") hosts.insert(words[i + 1]);
+        if (const auto bracket = line.find(']'); bracket != std::string::npos && current != nullptr && current->gpu.empty()) {
+          current->gpu = line.substr(bracket + 1);
+          current->gpu.erase(0, current->gpu.find_first_not_of(' '));
+          current->system = current->gpu;
+        }
+      }
+      continue;
+    }
+    // A result row: size count type redop root time algbw busbw #wrong, then the in-place four.
+    if (current == nullptr) {
+      diag.error(fmt::format("line {}", line_number), "a result row before any '# Collective test starting:' line");
+      continue;
+    }
+    const auto size = words.size() >= 8 ? number(words[0]) : std::nullopt;
+    const auto time = words.size() >= 8 ? number(words[5]) : std::nullopt;
+    const auto busbw = words.size() >= 8 ? number(words[7]) : std::nullopt;
+    if (!size || !time || !busbw || *size < 0) {
+      diag.error(fmt::format("line {}", line_number),
+                 fmt::format("expected a result row 'size count type redop root time algbw busbw ...', found '{}'", line));
+      continue;
+    }
+    current->rows.push_back({static_cast<std::uint64_t>(*size), *time, *busbw});
+  }
+  finish();
+  if (m.sweeps.empty() && diag.empty()) diag.error("line 1", "no '# Collective test starting:' line: not nccl-tests output");
+  diag.throw_if_any();
+  return m;
+}
+
+Measurements parse_measurements_json(const json& doc, const std::string& file) {
+  Measurements m;
+  m.file = file;
+  core::Diagnostics diag(file);
+  core::JsonObject root(doc, "", diag);
+  const bool harness = doc.contains("format");
+  if (harness) root.expect_format("fabsim-measurements/1");
+  const json* sets = root.child(harness ? "nccl" : "collective_datasets", json::value_t::array, !harness);
+  for (std::size_t i = 0; sets != nullptr && i < sets->size(); ++i) {
+    const json& ds = (*sets)[i];
+    const std::string path = fmt::format("/{}/{}", harness ? "nccl" : "collective_datasets", i);
+    if (!ds.is_object()) {
+      diag.error(path, "expected an object");
+      continue;
+    }
+    MeasuredSweep s;
+    s.id = ds.value("id", fmt::format("{}{}", file, path));
+    s.system = ds.value("system", "");
+    s.gpu = ds.value("gpu", "");
+    s.cuda_graph = s.id.find("cudagraph") != std::string::npos || ds.value("cuda_graph", false);
+    const std::string collective = ds.value("collective", "");
+    const auto op = traces::parse_collective(collective);
+    if (!op) {
+      diag.error(path + "/collective", fmt::format("unknown collective '{}'", collective));
+      continue;
+    }
+    s.op = *op;
+    if (!ds.contains("gpus") || !ds["gpus"].is_number_integer()) {
+      m.skipped.push_back(fmt::format("{}: no single GPU count", s.id));
+      continue;
+    }
+    s.gpus = ds["gpus"].get<int>();
+    s.nodes = ds.contains("nodes") && ds["nodes"].is_number_integer() ? ds["nodes"].get<int>() : 1;
+    s.algorithm = ds.contains("algorithm") && ds["algorithm"].is_string() ? algorithm_from(ds["algorithm"].get<std::string>()) : "";
+    if (ds.contains("rows") && ds["rows"].is_array())
+      for (const auto& r : ds["rows"])
+        if (r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 && r.contains("time_us") &&
+            r["time_us"].is_number())
+          s.rows.push_back({r["bytes"].get<std::uint64_t>(), r["time_us"].get<double>(),
+                            r.contains("busbw_GBps") && r["busbw_GBps"].is_number() ? r["busbw_GBps"].get<double>() : 0.0});
+    if (s.rows.empty()) {
+      m.skipped.push_back(fmt::format("{}: no per-size rows", s.id));
+      continue;
+    }
+    m.sweeps.push_back(std::move(s));
+  }
+  if (harness) {
+    if (const json* peers = root.child("peers", json::value_t::array, false))
+      for (std::size_t i = 0; i < peers->size(); ++i) {
+        core::JsonObject p((*peers)[i], fmt::format("/peers/{}", i), diag);
+        MeasuredPeer peer;
+        peer.source = static_cast<int>(p.integer("source").value_or(0));
+        peer.destination = static_cast<int>(p.integer("destination").value_or(0));
+        peer.engine = p.string("engine").value_or("");
+        peer.unidirectional_gbps = p.number("unidirectional_GBps").value_or(0);
+        peer.bidirectional_gbps = p.number("bidirectional_GBps", false);
+        peer.latency_us = p.number("latency_us", false);
+        p.reject_unknown_keys();
+        m.peers.push_back(peer);
+      }
+    if (const json* host = root.child("host", json::value_t::object, false)) {
+      core::JsonObject h(*host, "/host", diag);
+      m.host_to_device_gbps = h.number("host_to_device_GBps", false);
+      m.device_to_host_gbps = h.number("device_to_host_GBps", false);
+      m.device_copy_gbps = h.number("device_copy_GBps", false);
+      m.launch_latency_us = h.number("kernel_launch_us", false);
+      h.reject_unknown_keys();
+    }
+    if (const json* skipped = root.child("skipped", json::value_t::array, false))
+      for (const auto& s : *skipped)
+        if (s.is_string()) m.skipped.push_back(s.get<std::string>());
+    root.child("machine", json::value_t::object, false);
+    root.reject_unknown_keys();
+  } else if (doc.contains("point_to_point_datasets") && doc["point_to_point_datasets"].is_array()) {
+    // p2pBandwidthLatencyTest: the unidirectional P2P-enabled rows (copy engine).
+    for (const auto& ds : doc["point_to_point_datasets"]) {
+      if (!ds.contains("matrices") || !ds["matrices"].is_object()) continue;
+      for (const auto& [name, matrix] : ds["matrices"].items()) {
+        if (name.rfind("unidirectional_p2p_enabled", 0) != 0 || !matrix.is_array()) continue;
+        // A single row (GPU 0 to each) or a whole matrix.
+        const bool single = !matrix.empty() && matrix[0].is_number();
+        for (std::size_t r = 0; r < (single ? 1 : matrix.size()); ++r) {
+          const json& row = single ? matrix : matrix[r];
+          for (std::size_t c = 0; c < row.size(); ++c)
+            if (c != r && row[c].is_number())
+              m.peers.push_back({static_cast<int>(r), static_cast<int>(c), row[c].get<double>(), std::nullopt, std::nullopt, "copy-engine"});
+        }
+      }
+    }
+  }
+  diag.throw_if_any();
+  return m;
+}
+
+Measurements load_measurements(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw core::ConfigError(path, "", "cannot open the file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return parse_measurements_json(core::read_json_file(path), path);
+  return parse_nccl_tests_text(text, path);
+}
+
+}  // namespace fabsim::calibration

@@ -1,0 +1,64 @@
+#pragma once
+/// Measurements fabsim calibrates and validates against, read from the three
+/// forms users have: the plain text nccl-tests prints (all_reduce_perf and
+/// friends), the measurements JSON of ../shared/data/published-measurements.json,
+/// and the JSON the CUDA harness (calibration/, fabsim-measurements/1) writes.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/collectives/collective.hpp"
+
+namespace fabsim::calibration {
+
+struct MeasuredRow {
+  std::uint64_t bytes = 0;  ///< the nccl-tests size column
+  double time_us = 0;
+  double busbw_gbps = 0;
+};
+
+/// One collective swept over sizes on one system.
+struct MeasuredSweep {
+  std::string id;          ///< data set id, or FILE:op for text output
+  std::string system;      ///< free text (GPU model, machine)
+  std::string gpu;         ///< GPU model as written ("NVIDIA H100 80GB HBM3")
+  int gpus = 0;
+  int nodes = 1;
+  traces::CollectiveOp op = traces::CollectiveOp::kAllReduce;
+  std::string algorithm;   ///< "ring", "nvls", "tree" when forced or logged; empty: NCCL's choice
+  bool cuda_graph = false; ///< timed with CUDA graphs (no launch gaps)
+  std::vector<MeasuredRow> rows;
+};
+
+/// Peer-to-peer copy bandwidth between two GPUs (harness, p2pBandwidthLatencyTest).
+struct MeasuredPeer {
+  int source = 0, destination = 0;
+  double unidirectional_gbps = 0;
+  std::optional<double> bidirectional_gbps;
+  std::optional<double> latency_us;
+  std::string engine;  ///< "copy-engine" or "sm"
+};
+
+struct Measurements {
+  std::string file;
+  std::vector<MeasuredSweep> sweeps;
+  std::vector<MeasuredPeer> peers;
+  std::optional<double> launch_latency_us;   ///< empty-kernel launch (harness)
+  std::optional<double> host_to_device_gbps;
+  std::optional<double> device_to_host_gbps;
+  std::optional<double> device_copy_gbps;
+  std::vector<std::string> skipped;          ///< what the source could not measure or fabsim cannot use, and why
+};
+
+/// Reads any of the three forms, told apart by content; throws
+/// core::ConfigError naming the file, line or JSON path on malformed input.
+Measurements load_measurements(const std::string& path);
+
+/// The parsers behind load_measurements, exposed for tests.
+Measurements parse_nccl_tests_text(const std::string& text, const std::string& file);
+Measurements parse_measurements_json(const nlohmann::json& doc, const std::string& file);
+
+}  // namespace fabsim::calibration

@@ -1,0 +1,314 @@
+#include "sim/cli/calibrate_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/calibration/measurements.hpp"
+#include "sim/cli/child_run.hpp"
+#include "sim/core/error.hpp"
+#include "topologies/topology_spec.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+constexpr std::uint64_t kMiB = 1u << 20;
+
+struct Prediction {
+  double time_us = 0;
+  double busbw = 0;
+};
+using Predictions = std::map<std::uint64_t, Prediction>;
+
+/// Which topology a sweep ran on, or why none fits.
+std::string topology_for(const calibration::MeasuredSweep& s, const CalibrateOptions& o, std::string& why) {
+  if (s.nodes != 1) {
+    why = "multi-node sweeps are not calibrated yet";
+    return "";
+  }
+  if (s.cuda_graph) {
+    why = "CUDA-graph timing has no launch gaps (not modelled)";
+    return "";
+  }
+  if (!o.topology.empty()) return o.topology;
+  const std::string text = s.gpu + " " + s.system;
+  if (text.find("H100") != std::string::npos && text.find("PCIe") == std::string::npos) return o.topology_dir + "/hgx-h100.json";
+  if (text.find("H200") != std::string::npos) return o.topology_dir + "/hgx-h200.json";
+  if (text.find("A100") != std::string::npos) return o.topology_dir + "/dgx-a100.json";
+  why = fmt::format("no stock topology for '{}' (give --topology)", s.gpu.empty() ? s.system : s.gpu);
+  return "";
+}
+
+std::string us(double v) { return fmt::format("{:.3f} us", v); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+/// The values being fitted, and the profile that carries them.
+struct Parameters {
+  std::string gpu, link;
+  double efficiency = 0;
+  double launch_us = 0, ll_step_us = 0, reduce_us = 0;
+
+  json patch(const std::string& why) const {
+    json p;
+    p["links"][link]["efficiency"] = {{"value", efficiency}, {"source", why}};
+    p["gpus"][gpu]["launch_overhead"] = {{"value", us(launch_us)}, {"source", why}};
+    p["gpus"][gpu]["reduce_latency"] = {{"value", us(reduce_us)}, {"source", why}};
+    p["gpus"][gpu]["protocols"]["ll"]["step_latency"] = {{"value", us(ll_step_us)}, {"source", why}};
+    return p;
+  }
+};
+
+class Calibrator {
+ public:
+  Calibrator(const CalibrateOptions& o, std::string topology, std::vector<const calibration::MeasuredSweep*> sweeps)
+      : options_(o), topology_(std::move(topology)), sweeps_(std::move(sweeps)) {
+    work_ = fs::temp_directory_path() / fmt::format("fabsim-calibrate-{}", ::getpid());
+    fs::create_directories(work_);
+  }
+  ~Calibrator() {
+    std::error_code ignored;
+    fs::remove_all(work_, ignored);
+  }
+
+  /// Predictions for every sweep under `p` (one child simulation per sweep).
+  std::vector<Predictions> predict(const Parameters& p) {
+    const fs::path profile = work_ / fmt::format("profile-{}.json", runs_++);
+    std::ofstream(profile) << json{{"format", "fabsim-calibration/1"}, {"catalogue_patch", p.patch("trial")}}.dump() << '\n';
+    std::vector<Predictions> out;
+    for (const auto* s : sweeps_) {
+      std::uint64_t lo = ~0ull, hi = 0;
+      for (const auto& r : s->rows) lo = std::min(lo, r.bytes), hi = std::max(hi, r.bytes);
+      std::vector<std::string> args{"nccl-test", "--topology", topology_, "--op", traces::collective_name(s->op), "-g",
+                                    std::to_string(s->gpus), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
+                                    "--algo", s->algorithm.empty() ? "auto" : s->algorithm, "--format", "json",
+                                    "--calibration", profile.string()};
+      const json result = run_json_child(options_.self, args);
+      Predictions rows;
+      for (const auto& r : result["rows"]) rows[r["bytes"].get<std::uint64_t>()] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};
+      out.push_back(std::move(rows));
+    }
+    return out;
+  }
+
+  /// Median relative time error over latency-bound (< 1 MiB) and bandwidth-bound rows.
+  std::pair<double, double> errors(const std::vector<Predictions>& predicted) const {
+    std::vector<double> small, large;
+    for (std::size_t i = 0; i < sweeps_.size(); ++i)
+      for (const auto& r : sweeps_[i]->rows) {
+        const auto it = predicted[i].find(r.bytes);
+        if (it == predicted[i].end() || r.time_us <= 0) continue;
+        (r.bytes < kMiB ? small : large).push_back(std::abs(it->second.time_us / r.time_us - 1));
+      }
+    return {median(small), median(large)};
+  }
+
+  /// Measured over predicted busbw on the bandwidth-bound rows.
+  std::vector<double> bandwidth_ratios(const std::vector<Predictions>& predicted) const {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < sweeps_.size(); ++i)
+      for (const auto& r : sweeps_[i]->rows) {
+        const auto it = predicted[i].find(r.bytes);
+        if (r.bytes < 64 * kMiB || it == predicted[i].end() || it->second.busbw <= 0 || r.busbw_gbps <= 0) continue;
+        ratios.push_back(r.busbw_gbps / it->second.busbw);
+      }
+    return ratios;
+  }
+
+  /// Least squares on the latency-bound rows for the three latencies.
+  /// Returns the number of rows used.
+  std::size_t fit_latencies(Parameters& p) {
+    const auto base = predict(p);
+    std::array<std::vector<Predictions>, 3> moved;
+    for (int k = 0; k < 3; ++k) {
+      Parameters q = p;
+      (k == 0 ? q.launch_us : k == 1 ? q.ll_step_us : q.reduce_us) += 1.0;
+      moved[k] = predict(q);
+    }
+    // Normal equations (A^T A + lambda I) x = A^T b, b = measured - base.
+    double ata[3][3] = {}, atb[3] = {};
+    std::size_t used = 0;
+    for (std::size_t i = 0; i < sweeps_.size(); ++i)
+      for (const auto& r : sweeps_[i]->rows) {
+        if (r.bytes > 4096) continue;
+        const auto b0 = base[i].find(r.bytes);
+        if (b0 == base[i].end()) continue;
+        double a[3];
+        bool ok = true;
+        for (int k = 0; k < 3; ++k) {
+          const auto it = moved[k][i].find(r.bytes);
+          ok = ok && it != moved[k][i].end();
+          a[k] = ok ? it->second.time_us - b0->second.time_us : 0;
+        }
+        if (!ok) continue;
+        ++used;
+        const double b = r.time_us - b0->second.time_us;
+        for (int x = 0; x < 3; ++x) {
+          atb[x] += a[x] * b;
+          for (int y = 0; y < 3; ++y) ata[x][y] += a[x] * a[y];
+        }
+      }
+    if (used == 0) return 0;
+    // A light ridge keeps parameters the rows cannot separate at the catalogue's values.
+    const double lambda = 1e-6 * (ata[0][0] + ata[1][1] + ata[2][2]) / 3 + 1e-12;
+    for (int k = 0; k < 3; ++k) ata[k][k] += lambda;
+    // Gaussian elimination on the 3x3 system.
+    double m[3][4];
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) m[r][c] = ata[r][c];
+      m[r][3] = atb[r];
+    }
+    for (int c = 0; c < 3; ++c) {
+      int pivot = c;
+      for (int r = c + 1; r < 3; ++r)
+        if (std::abs(m[r][c]) > std::abs(m[pivot][c])) pivot = r;
+      std::swap(m[c], m[pivot]);
+      for (int r = 0; r < 3; ++r) {
+        if (r == c || m[c][c] == 0) continue;
+        const double f = m[r][c] / m[c][c];
+        for (int k = c; k < 4; ++k) m[r][k] -= f * m[c][k];
+      }
+    }
+    const double dx[3] = {m[0][3] / m[0][0], m[1][3] / m[1][1], m[2][3] / m[2][2]};
+    p.launch_us = std::max(0.0, p.launch_us + dx[0]);
+    p.ll_step_us = std::max(0.0, p.ll_step_us + dx[1]);
+    p.reduce_us = std::max(0.0, p.reduce_us + dx[2]);
+    return used;
+  }
+
+ private:
+  const CalibrateOptions& options_;
+  std::string topology_;
+  std::vector<const calibration::MeasuredSweep*> sweeps_;
+  fs::path work_;
+  int runs_ = 0;
+};
+
+}  // namespace
+
+int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
+  std::vector<calibration::Measurements> all;
+  for (const auto& file : options.measurements) all.push_back(calibration::load_measurements(file));
+
+  // Sweeps by the topology they ran on.
+  std::map<std::string, std::vector<const calibration::MeasuredSweep*>> by_topology;
+  json skipped = json::array();
+  std::vector<const calibration::MeasuredPeer*> peers;
+  for (const auto& m : all) {
+    for (const auto& s : m.skipped) skipped.push_back(s);
+    for (const auto& p : m.peers) peers.push_back(&p);
+    for (const auto& s : m.sweeps) {
+      std::string why;
+      const auto topology = topology_for(s, options, why);
+      if (topology.empty()) {
+        skipped.push_back(fmt::format("{}: {}", s.id, why));
+        continue;
+      }
+      by_topology[topology].push_back(&s);
+    }
+  }
+  if (by_topology.empty())
+    throw core::ConfigError(options.measurements.front(), "", "no sweep the stock topologies can run (see --topology)");
+
+  json patch = json::object(), fitted = json::array(), residuals = json::array();
+  for (const auto& [topology, sweeps] : by_topology) {
+    const auto spec = topo::load_topology(topology);
+    const auto& gpu = spec.gpu_model(0);
+    Parameters p;
+    p.gpu = gpu.name;
+    for (const auto& l : spec.links)
+      if (l.kind == topo::LinkKind::kNvlink) p.link = l.model;
+    if (p.link.empty()) throw core::ConfigError(topology, "/links", "calibration fits NVLink fabrics: this one has no NVLink link");
+    const auto& link = spec.catalogue.links.at(p.link);
+    p.efficiency = link.efficiency;
+    p.launch_us = static_cast<double>(gpu.launch_overhead) / 1e6;
+    p.ll_step_us = static_cast<double>(gpu.protocols.at(topo::Protocol::kLL).step_latency) / 1e6;
+    p.reduce_us = static_cast<double>(gpu.reduce_latency) / 1e6;
+    const Parameters before = p;
+
+    std::string ids;
+    for (const auto* s : sweeps) ids += (ids.empty() ? "" : ", ") + s->id;
+    Calibrator calibrator(options, topology, sweeps);
+    const auto predicted_before = calibrator.predict(p);
+    const auto [small_before, large_before] = calibrator.errors(predicted_before);
+
+    // Bandwidth first: it moves the small rows too little to matter, the latencies move the large ones not at all.
+    // busbw is nearly, not exactly, proportional to the efficiency: a few
+    // multiplicative steps converge.
+    std::string efficiency_from;
+    if (auto ratios = calibrator.bandwidth_ratios(predicted_before); !ratios.empty()) {
+      efficiency_from = fmt::format("median measured/predicted busbw over {} rows >= 64 MiB of {}", ratios.size(), ids);
+      for (int step = 0; step < 3 && !ratios.empty(); ++step) {
+        p.efficiency = std::clamp(p.efficiency * median(ratios), 0.05, 1.0);
+        if (step < 2) ratios = calibrator.bandwidth_ratios(calibrator.predict(p));
+      }
+    } else if (!peers.empty()) {
+      double line = 0;
+      for (const auto& port : spec.links)
+        if (port.kind == topo::LinkKind::kNvlink && (port.a == spec.gpus[0] || port.b == spec.gpus[0])) line += port.raw_bandwidth().bytes_per_second;
+      std::vector<double> bw;
+      for (const auto* peer : peers) bw.push_back(peer->unidirectional_gbps * 1e9);
+      p.efficiency = std::clamp(median(bw) / line, 0.05, 1.0);
+      efficiency_from = fmt::format("median unidirectional peer copy bandwidth ({} pairs) over the GPU's NVLink line rate", bw.size());
+    }
+    const std::size_t latency_rows = calibrator.fit_latencies(p);
+    const auto predicted_after = calibrator.predict(p);
+    const auto [small_after, large_after] = calibrator.errors(predicted_after);
+
+    const std::string why = fmt::format("calibration: fabsim calibrate on {} (topology {})", ids, fs::path(topology).filename().string());
+    patch.merge_patch(p.patch(why));
+    auto record = [&](const std::string& name, const std::string& was, const std::string& now, const std::string& from) {
+      fitted.push_back({{"parameter", name}, {"before", was}, {"after", now}, {"fitted_from", from}});
+    };
+    if (!efficiency_from.empty())
+      record(fmt::format("links/{}/efficiency", p.link), fmt::format("{:.4f}", before.efficiency), fmt::format("{:.4f}", p.efficiency), efficiency_from);
+    if (latency_rows > 0) {
+      const std::string from = fmt::format("least squares over {} rows <= 4 KiB of {}", latency_rows, ids);
+      record(fmt::format("gpus/{}/launch_overhead", p.gpu), us(before.launch_us), us(p.launch_us), from);
+      record(fmt::format("gpus/{}/protocols/ll/step_latency", p.gpu), us(before.ll_step_us), us(p.ll_step_us), from);
+      record(fmt::format("gpus/{}/reduce_latency", p.gpu), us(before.reduce_us), us(p.reduce_us), from);
+    }
+    residuals.push_back({{"topology", topology}, {"datasets", ids},
+                         {"median_error_latency_bound", {{"before", small_before}, {"after", small_after}}},
+                         {"median_error_bandwidth_bound", {{"before", large_before}, {"after", large_after}}}});
+  }
+
+  const json profile = {{"format", "fabsim-calibration/1"},
+                        {"created_by", "fabsim calibrate"},
+                        {"measurements", options.measurements},
+                        {"catalogue_patch", patch},
+                        {"fitted", fitted},
+                        {"residuals", residuals},
+                        {"skipped", skipped}};
+  std::ofstream(options.output) << profile.dump(1) << '\n';
+  for (const auto& f : fitted)
+    fmt::print(out, "{:<40} {:>12} -> {:<12} {}\n", f["parameter"].get<std::string>(), f["before"].get<std::string>(),
+               f["after"].get<std::string>(), f["fitted_from"].get<std::string>());
+  for (const auto& r : residuals)
+    fmt::print(out, "median time error on {}: latency-bound {:.1f}% -> {:.1f}%, bandwidth-bound {:.1f}% -> {:.1f}%\n",
+               fs::path(r["topology"].get<std::string>()).filename().string(),
+               100 * r["median_error_latency_bound"]["before"].get<double>(), 100 * r["median_error_latency_bound"]["after"].get<double>(),
+               100 * r["median_error_bandwidth_bound"]["before"].get<double>(), 100 * r["median_error_bandwidth_bound"]["after"].get<double>());
+  for (const auto& s : skipped) fmt::print(out, "skipped: {}\n", s.get<std::string>());
+  fmt::print(out, "wrote {}\n", options.output);
+  return 0;
+}
+
+}  // namespace fabsim::cli

@@ -1,0 +1,100 @@
+// fabsim calibrate recovers parameters it did not know: measurements are
+// made by fabsim itself with known values (a profile), given 1% noise and
+// written as nccl-tests text; the fit must find the values again. Then the
+// round trip on the published data: the profile must not make validate worse.
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "test_support.hpp"
+
+using fabsim::testing::run_fabsim;
+using fabsim::testing::source_path;
+using fabsim::testing::write_temp;
+using nlohmann::json;
+
+namespace {
+
+std::string nccl_tests_text(const std::string& op, int gpus, const json& rows, int seed) {
+  std::string out = fmt::format("# Collective test starting: {}_perf\n# nThread 1 nGpus {} minBytes 8 maxBytes 1 step: 2(factor)\n", op, gpus);
+  for (int g = 0; g < gpus; ++g)
+    out += fmt::format("#  Rank {:2} Group  0 Pid  1 on   host device {:2} [0000:18:00] NVIDIA H100 80GB HBM3\n", g, g);
+  int k = seed;
+  for (const auto& r : rows) {
+    // Deterministic +-1% noise.
+    k = (k * 1103515245 + 12345) & 0x7fffffff;
+    const double noise = 1.0 + 0.01 * ((k % 2001) / 1000.0 - 1.0);
+    const double t = r["time_us"].get<double>() * noise;
+    const double busbw = r["busbw_GBps"].get<double>() / noise;
+    out += fmt::format("{:>12} {:>13} float sum -1 {:>8.2f} {:>7.2f} {:>7.2f} 0 {:>8.2f} {:>7.2f} {:>7.2f} 0\n", r["bytes"].get<std::uint64_t>(),
+                       r["count"].get<std::uint64_t>(), t, 0.0, busbw, t, 0.0, busbw);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate recovers known efficiency and latencies from noisy synthetic nccl-tests output", "[calibration][slow]") {
+  const json truth = {{"format", "fabsim-calibration/1"},
+                      {"catalogue_patch",
+                       {{"links", {{"nvlink4", {{"efficiency", {{"value", 0.70}, {"source", "test truth"}}}}}}},
+                        {"gpus",
+                         {{"h100-sxm",
+                           {{"launch_overhead", {{"value", "10 us"}, {"source", "test truth"}}},
+                            {"reduce_latency", {{"value", "1 us"}, {"source", "test truth"}}},
+                            {"protocols", {{"ll", {{"step_latency", {{"value", "0.5 us"}, {"source", "test truth"}}}}}}}}}}}}}};
+  const auto truth_path = write_temp("truth.json", truth.dump());
+  const std::string topology = source_path("topologies/hgx-h100.json");
+  std::string measurements;
+  int seed = 1;
+  for (const char* op : {"all_reduce", "all_gather", "reduce_scatter"}) {
+    const auto r = run_fabsim(fmt::format("nccl-test --topology {} -g 4 --op {} --algo ring -b 8 -e 1G -f 4 --format json --calibration {}",
+                                          topology, op, truth_path));
+    REQUIRE(r.exit_code == 0);
+    const auto file = write_temp(fmt::format("synthetic-{}.txt", op), nccl_tests_text(op, 4, json::parse(r.out)["rows"], seed++));
+    measurements += " -m " + file;
+  }
+  const auto profile_path = write_temp("fitted.json", "");
+  const auto fit = run_fabsim(fmt::format("calibrate --topology {}{} -o {}", topology, measurements, profile_path));
+  REQUIRE(fit.exit_code == 0);
+  INFO(fit.out);
+  const json profile = json::parse(std::ifstream(profile_path));
+  const json& patch = profile["catalogue_patch"];
+  const double efficiency = patch["links"]["nvlink4"]["efficiency"]["value"].get<double>();
+  auto micro = [](const json& v) { return std::stod(v["value"].get<std::string>()); };
+  CHECK(efficiency == Approx(0.70).epsilon(0.03));
+  CHECK(micro(patch["gpus"]["h100-sxm"]["launch_overhead"]) == Approx(10.0).epsilon(0.05));
+  CHECK(micro(patch["gpus"]["h100-sxm"]["reduce_latency"]) == Approx(1.0).epsilon(0.15));
+  CHECK(micro(patch["gpus"]["h100-sxm"]["protocols"]["ll"]["step_latency"]) == Approx(0.5).epsilon(0.15));
+  const auto& residual = profile["residuals"][0];
+  CHECK(residual["median_error_bandwidth_bound"]["after"].get<double>() < 0.02);
+  CHECK(residual["median_error_latency_bound"]["after"].get<double>() < 0.02);
+}
+
+TEST_CASE("round trip on the published H100 sweeps: measurements -> profile -> predictions no worse than before", "[calibration][slow]") {
+  std::ifstream in(source_path("../shared/data/published-measurements.json"));
+  REQUIRE(in.good());
+  const json all = json::parse(in);
+  json subset = {{"collective_datasets", json::array()}};
+  for (const auto& ds : all["collective_datasets"])
+    if (ds["id"].get<std::string>().rfind("h100_sxm_4of8gpu_", 0) == 0) subset["collective_datasets"].push_back(ds);
+  REQUIRE(subset["collective_datasets"].size() == 3);
+  const auto measurements = write_temp("published-subset.json", subset.dump());
+  const auto profile_path = write_temp("published-profile.json", "");
+  const auto fit = run_fabsim(fmt::format("calibrate -m {} -o {}", measurements, profile_path));
+  REQUIRE(fit.exit_code == 0);
+  const json profile = json::parse(std::ifstream(profile_path));
+  const auto& r = profile["residuals"][0];
+  INFO(fit.out);
+  CHECK(r["median_error_latency_bound"]["after"].get<double>() <= r["median_error_latency_bound"]["before"].get<double>() + 0.005);
+  CHECK(r["median_error_bandwidth_bound"]["after"].get<double>() <= r["median_error_bandwidth_bound"]["before"].get<double>() + 0.005);
+  // validate takes the profile and reports before and after.
+  const auto v = run_fabsim(fmt::format("validate -m {} --calibration {}", measurements, profile_path));
+  REQUIRE(v.exit_code == 0);
+  CHECK_THAT(v.out, Catch::Contains("# before calibration"));
+  CHECK_THAT(v.out, Catch::Contains("# after calibration"));
+}

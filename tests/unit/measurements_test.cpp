@@ -1,0 +1,82 @@
+// The measurement parsers: nccl-tests text, the published-measurements JSON
+// and the harness's JSON, with their errors.
+
+#include <catch2/catch.hpp>
+
+#include "sim/calibration/measurements.hpp"
+#include "sim/core/error.hpp"
+#include "test_support.hpp"
+
+using namespace fabsim;
+
+TEST_CASE("nccl-tests text: header, devices and every out-of-place row", "[calibration][parser]") {
+  // The shared fixture is synthetic: its numbers only exercise the parser.
+  const auto m = calibration::load_measurements(testing::source_path("../shared/examples/traces/real/nccl_tests_format_sample_synthetic.txt"));
+  REQUIRE(m.sweeps.size() == 1);
+  const auto& s = m.sweeps[0];
+  CHECK(s.op == traces::CollectiveOp::kAllReduce);
+  CHECK(s.gpus == 8);
+  CHECK(s.nodes == 1);
+  CHECK(s.gpu == "NVIDIA H100 80GB HBM3");
+  REQUIRE(s.rows.size() == 11);
+  CHECK(s.rows.front().bytes == 1024);
+  CHECK(s.rows.front().time_us == Approx(11.60));
+  CHECK(s.rows.back().bytes == 1073741824);
+  CHECK(s.rows.back().busbw_gbps == Approx(428.86));
+}
+
+TEST_CASE("nccl-tests text: a malformed row is named by its line", "[calibration][parser][errors]") {
+  const std::string text =
+      "# Collective test starting: all_gather_perf\n"
+      "#  Rank  0 Group  0 Pid  1 on     a device  0 [0000:18:00] NVIDIA H100\n"
+      "#  Rank  1 Group  0 Pid  1 on     b device  0 [0000:18:00] NVIDIA H100\n"
+      "        1024           128     float    none      -1    10.00    0.10    0.05       0\n"
+      "        2048    oops\n";
+  try {
+    calibration::parse_nccl_tests_text(text, "bad.txt");
+    FAIL("no error");
+  } catch (const core::ConfigError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("bad.txt: line 5: expected a result row"));
+  }
+  const auto ok = calibration::parse_nccl_tests_text(text.substr(0, text.rfind("        2048")), "ok.txt");
+  CHECK(ok.sweeps[0].op == traces::CollectiveOp::kAllGather);
+  CHECK(ok.sweeps[0].gpus == 2);
+  CHECK(ok.sweeps[0].nodes == 2);  // two hosts
+}
+
+TEST_CASE("published measurements: per-size data sets kept, summaries skipped with a reason, P2P rows read", "[calibration][parser]") {
+  const auto m = calibration::load_measurements(testing::source_path("../shared/data/published-measurements.json"));
+  CHECK(m.sweeps.size() >= 13);
+  CHECK(!m.skipped.empty());
+  bool found = false;
+  for (const auto& s : m.sweeps)
+    if (s.id == "h100_sxm_4gpu_all_reduce_ring_256M-8G_nccl2.29") {
+      found = true;
+      CHECK(s.algorithm == "ring");
+      CHECK(s.gpus == 4);
+    }
+  CHECK(found);
+  REQUIRE(!m.peers.empty());
+  CHECK(m.peers.front().unidirectional_gbps == Approx(371.02));
+}
+
+TEST_CASE("harness JSON: peers, host figures, NCCL sweeps, and unknown keys are errors", "[calibration][parser]") {
+  const nlohmann::json doc = {
+      {"format", "fabsim-measurements/1"},
+      {"machine", {{"gpus", 2}}},
+      {"peers", {{{"source", 0}, {"destination", 1}, {"engine", "copy-engine"}, {"unidirectional_GBps", 370.5}, {"latency_us", 2.1}}}},
+      {"host", {{"host_to_device_GBps", 55.1}, {"device_to_host_GBps", 54.9}, {"device_copy_GBps", 3900.0}, {"kernel_launch_us", 2.4}}},
+      {"nccl", {{{"id", "h200:all_reduce"}, {"gpu", "NVIDIA H200"}, {"gpus", 2}, {"nodes", 1}, {"collective", "all_reduce"},
+                 {"algorithm", "Ring"}, {"rows", {{{"bytes", 1024}, {"time_us", 10.5}, {"busbw_GBps", 0.1}}}}}}},
+      {"skipped", {"NVML: no NVLink on this GPU"}}};
+  const auto m = calibration::parse_measurements_json(doc, "h.json");
+  REQUIRE(m.peers.size() == 1);
+  CHECK(m.peers[0].latency_us == Approx(2.1));
+  CHECK(*m.launch_latency_us == Approx(2.4));
+  REQUIRE(m.sweeps.size() == 1);
+  CHECK(m.sweeps[0].algorithm == "ring");
+  CHECK(m.skipped.size() == 1);
+  auto bad = doc;
+  bad["host"]["bogus"] = 1;
+  CHECK_THROWS_WITH(calibration::parse_measurements_json(bad, "h.json"), Catch::Contains("/host/bogus: unknown key"));
+}
