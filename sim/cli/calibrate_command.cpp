@@ -16,6 +16,7 @@
 #include "sim/calibration/measurements.hpp"
 #include "sim/cli/child_run.hpp"
 #include "sim/core/error.hpp"
+#include "topologies/hardware_catalogue.hpp"
 #include "topologies/topology_spec.hpp"
 
 namespace fabsim::cli {
@@ -224,8 +225,9 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
       by_topology[topology].push_back(&s);
     }
   }
-  if (by_topology.empty())
-    throw core::ConfigError(options.measurements.front(), "", "no sweep the stock topologies can run (see --topology)");
+  const bool host_figures = std::any_of(all.begin(), all.end(), [](const auto& m) { return m.host_to_device_gbps || m.device_to_host_gbps; });
+  if (by_topology.empty() && !host_figures)
+    throw core::ConfigError(options.measurements.front(), "", "no sweep the stock topologies can run (see --topology), and no host figures");
 
   json patch = json::object(), fitted = json::array(), residuals = json::array();
   for (const auto& [topology, sweeps] : by_topology) {
@@ -288,6 +290,28 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     residuals.push_back({{"topology", topology}, {"datasets", ids},
                          {"median_error_latency_bound", {{"before", small_before}, {"after", small_after}}},
                          {"median_error_bandwidth_bound", {{"before", large_before}, {"after", large_after}}}});
+  }
+
+  // Host transfers (harness) fix the PCIe link efficiency: pinned copies are
+  // bounded by the GPU's PCIe link alone.
+  std::vector<double> host_rates;
+  for (const auto& m : all)
+    for (const auto& v : {m.host_to_device_gbps, m.device_to_host_gbps})
+      if (v && *v > 0) host_rates.push_back(*v * 1e9);
+  if (!host_rates.empty()) {
+    const auto catalogue = topo::load_hardware_catalogue(topo::default_catalogue_path());
+    const auto it = catalogue.links.find(options.pcie_link);
+    if (it == catalogue.links.end() || it->second.kind != topo::LinkKind::kPcie)
+      throw core::ConfigError("command line", "--pcie-link", fmt::format("'{}' is not a PCIe link model of {}", options.pcie_link, catalogue.file));
+    const double line = it->second.lane_bandwidth.bytes_per_second;
+    const double efficiency = std::clamp(median(host_rates) / line, 0.05, 1.0);
+    const std::string from = fmt::format("median of {} pinned host-device copy rates (harness) over {}'s {:.1f} GB/s", host_rates.size(),
+                                         options.pcie_link, line / 1e9);
+    patch["links"][options.pcie_link]["efficiency"] = {{"value", efficiency}, {"source", "calibration: " + from}};
+    fitted.push_back({{"parameter", fmt::format("links/{}/efficiency", options.pcie_link)},
+                      {"before", fmt::format("{:.4f}", it->second.efficiency)},
+                      {"after", fmt::format("{:.4f}", efficiency)},
+                      {"fitted_from", from}});
   }
 
   const json profile = {{"format", "fabsim-calibration/1"},

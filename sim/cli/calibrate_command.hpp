@@ -11,7 +11,14 @@
 ///   squares over the latency-bound rows (<= 4 KiB), with each parameter's
 ///   effect on every row measured by simulating it perturbed (the model is
 ///   linear in them there), lightly regularised toward the catalogue when the
-///   rows cannot tell the parameters apart.
+///   rows cannot tell the parameters apart;
+/// - the PCIe link efficiency, from pinned host-device copy rates (harness).
+/// Not fitted: per-hop link latency (in one node every step crosses one hop,
+/// so collectives cannot tell it from the step latency, and the harness's
+/// flag ping-pong carries the poll and fence costs the step latency already
+/// has), LL128 and Simple step latencies (NCCL's own values; fitting them
+/// improved fitted rows and worsened held-out ones), network links (no
+/// multi-node data).
 /// Every prediction is a fabsim simulation run in a child process.
 
 #include <iosfwd>
@@ -26,6 +33,7 @@ struct CalibrateOptions {
   std::string topology_dir;  ///< stock topologies, chosen by GPU model otherwise
   std::string output;
   std::string self;
+  std::string pcie_link = "pcie-gen5-x16";  ///< the GPUs' PCIe link model, fitted from host transfers
 };
 
 int run_calibrate(const CalibrateOptions& options, std::ostream& out);

@@ -230,6 +230,7 @@ void register_sweep(CLI::App& app, CommandSet& commands) {
   cmd->add_option("sweep", options->sweep, "Sweep JSON (fabsim-sweep/1)")->required();
   cmd->add_option("-j,--jobs", options->jobs, "Points simulated at once (separate processes)")->capture_default_str();
   cmd->add_option("-o,--out", options->out_dir, "Write sweep.csv, sweep.json and the points here (default: CSV on stdout)");
+  cmd->add_option("--calibration", options->calibration, "Calibration profile applied to every point");
   cmd->callback([options, &commands] {
     commands.action = [options] {
       SweepOptions o = *options;
@@ -313,6 +314,7 @@ void register_calibrate(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--topology,-t", options->topology, "The measured system's topology (default: a stock one chosen by GPU model)");
   cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies");
   cmd->add_option("-o,--output", options->output, "Profile to write (fabsim-calibration/1)")->required();
+  cmd->add_option("--pcie-link", options->pcie_link, "PCIe link model the host transfers fix")->capture_default_str();
   cmd->callback([options, &commands] {
     commands.action = [options] {
       CalibrateOptions o = *options;

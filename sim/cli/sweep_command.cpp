@@ -113,8 +113,9 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   // The base scenario, with its relative paths made absolute so points can live anywhere.
   const std::string base_file = absolute_from(options.sweep, *base_path);
   json base = core::read_json_file(base_file);
-  for (const char* key : {"topology", "hardware"})
+  for (const char* key : {"topology", "hardware", "calibration"})
     if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());
+  if (!options.calibration.empty()) base["calibration"] = fs::absolute(options.calibration).lexically_normal().string();
   for (std::size_t i = 0; i < axes.size(); ++i) {
     try {
       (void)base.at(json::json_pointer(axes[i].path));

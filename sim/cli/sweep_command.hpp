@@ -15,6 +15,7 @@ struct SweepOptions {
   std::string out_dir;  ///< empty: CSV on stdout, work files in a temporary folder
   std::string self;
   int jobs = 1;
+  std::string calibration;  ///< a calibration profile for every point (overrides the base scenario's)
 };
 
 /// Returns 0 when every point ran, 1 when some failed (they are in the output).

@@ -98,3 +98,41 @@ TEST_CASE("round trip on the published H100 sweeps: measurements -> profile -> p
   CHECK_THAT(v.out, Catch::Contains("# before calibration"));
   CHECK_THAT(v.out, Catch::Contains("# after calibration"));
 }
+
+TEST_CASE("harness host transfers fix the PCIe efficiency, and sweeps take a profile", "[calibration][slow]") {
+  const json harness = {{"format", "fabsim-measurements/1"},
+                        {"machine", {{"gpu_count", 1}}},
+                        {"host", {{"host_to_device_GBps", 55.4}, {"device_to_host_GBps", 55.0}, {"device_copy_GBps", 3900.0}, {"kernel_launch_us", 2.3}}},
+                        {"skipped", {"peer bandwidth and latency: one GPU only"}}};
+  const auto measurements = write_temp("harness.json", harness.dump());
+  const auto profile_path = write_temp("pcie-profile.json", "");
+  const auto fit = run_fabsim(fmt::format("calibrate -m {} -o {}", measurements, profile_path));
+  REQUIRE(fit.exit_code == 0);
+  const json profile = json::parse(std::ifstream(profile_path));
+  CHECK(profile["catalogue_patch"]["links"]["pcie-gen5-x16"]["efficiency"]["value"].get<double>() == Approx(55.2 / 63.0).epsilon(1e-3));
+
+  // The same profile through a sweep: the PCIe-only box gets slower with a lower efficiency.
+  const json slow_pcie = {{"format", "fabsim-calibration/1"},
+                          {"catalogue_patch", {{"links", {{"pcie-gen5-x16", {{"efficiency", {{"value", 0.44}, {"source", "test"}}}}}}}}}};
+  const auto slow_path = write_temp("slow-pcie.json", slow_pcie.dump());
+  const auto scenario = write_temp("pcie-scenario.json", json{{"format", "fabsim-scenario/1"}, {"name", "pcie"},
+      {"topology", source_path("topologies/pcie-8gpu.json")},
+      {"workload", {{"kind", "nccl-test"}, {"op", "all_reduce"}, {"min_bytes", "256 MiB"}, {"max_bytes", "256 MiB"}, {"gpus", 2}}}}.dump());
+  const auto sweep = write_temp("pcie-sweep.json", json{{"format", "fabsim-sweep/1"}, {"base", scenario},
+      {"axes", {{{"path", "/workload/gpus"}, {"values", {2}}}}}}.dump());
+  auto busbw = [](const std::string& csv) {
+    const auto line = csv.substr(csv.find('\n') + 1);
+    std::vector<std::string> cells;
+    std::string cell;
+    for (char c : line) {
+      if (c == ',') cells.push_back(cell), cell.clear();
+      else cell.push_back(c);
+    }
+    return std::stod(cells.at(5));  // point, /workload/gpus, bytes, time_us, algbw, busbw
+  };
+  const auto plain = run_fabsim("sweep " + sweep);
+  const auto calibrated = run_fabsim("sweep " + sweep + " --calibration " + slow_path);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(calibrated.exit_code == 0);
+  CHECK(busbw(calibrated.out) == Approx(busbw(plain.out) / 2).epsilon(0.05));
+}

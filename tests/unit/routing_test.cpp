@@ -120,7 +120,7 @@ TEST_CASE("rail-optimised fat tree: a GPU reaches the same rail of another node 
   CHECK(devices == std::vector<std::string>{"node0.pcie3", "node0.nic3", "leaf3", "node1.nic3", "node1.pcie3", "node1.gpu3"});
 }
 
-TEST_CASE("ECMP: a flow keeps one spine; flows spread over the spines; the seed reshuffles them", "[routing]") {
+TEST_CASE("ECMP: a flow keeps one spine and flows spread over the spines", "[routing]") {
   const auto spec = topo::load_topology(testing::source_path("topologies/ib-fat-tree-1024.json"));
   topo::FabricGraph graph(spec);
   std::set<std::string> spines;

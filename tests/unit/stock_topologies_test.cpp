@@ -65,7 +65,7 @@ TEST_CASE("nvlink-mesh-4gpu: six links between every pair, no switch, one hop", 
   CHECK(s.diameter == 1);
 }
 
-TEST_CASE("pcie-8gpu: no NVLink; halves meet at the root complex over two Gen5 x16 links", "[topology][stock]") {
+TEST_CASE("pcie-8gpu: no NVLink, and the halves meet at the root complex over two Gen5 x16 links", "[topology][stock]") {
   const auto [spec, s] = load("pcie-8gpu.json");
   CHECK(s.gpus == 8);
   CHECK(s.pcie_switches == 5);  // four switches and the root complex
