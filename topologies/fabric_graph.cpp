@@ -6,7 +6,6 @@
 #include <functional>
 #include <limits>
 #include <numeric>
-#include <queue>
 
 #include "sim/core/error.hpp"
 
@@ -97,51 +96,57 @@ void FabricGraph::check_connected() {
   diag.throw_if_any();
 }
 
-const FabricGraph::Field& FabricGraph::field_to(int device) {
-  if (auto it = fields_.find(device); it != fields_.end()) return it->second;
-  Field f;
+void FabricGraph::compute_field(int destination, std::uint32_t bound) {
   const std::size_t n = spec_.devices.size();
-  f.cost.assign(n, kUnreached);
-  f.hops.assign(n, std::numeric_limits<std::uint16_t>::max());
-  using Entry = std::pair<std::uint32_t, int>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-  f.cost[device] = 0;
-  f.hops[device] = 0;
-  queue.push({0, device});
-  while (!queue.empty()) {
-    const auto [cost, v] = queue.top();
-    queue.pop();
-    if (cost != f.cost[v]) continue;
-    if (v != device && !spec_.forwards(v)) continue;  // a GPU ends a route; it does not relay one
-    for (const auto& p : ports_[v]) {
-      const int w = neighbour(v, p);
-      const std::uint32_t c = cost + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
-      const auto h = static_cast<std::uint16_t>(f.hops[v] + 1);
-      if (c < f.cost[w] || (c == f.cost[w] && h < f.hops[w])) {
-        const bool improved = c < f.cost[w];
-        f.cost[w] = c;
-        f.hops[w] = h;
-        if (improved) queue.push({c, w});
+  if (cost_.size() != n) {
+    cost_.assign(n, kUnreached);
+    hops_.assign(n, std::numeric_limits<std::uint16_t>::max());
+  }
+  for (int v : touched_) {
+    cost_[v] = kUnreached;
+    hops_[v] = std::numeric_limits<std::uint16_t>::max();
+  }
+  touched_.clear();
+  for (auto& b : buckets_) b.clear();
+  auto push = [&](int v, std::uint32_t c) {
+    if (c >= buckets_.size()) buckets_.resize(c + 1);
+    buckets_[c].push_back(v);
+  };
+  cost_[destination] = 0;
+  hops_[destination] = 0;
+  touched_.push_back(destination);
+  push(destination, 0);
+  for (std::uint32_t c = 0; c < buckets_.size() && c <= bound; ++c) {
+    // Entries are (device, cost) by bucket: a stale one's device now costs less.
+    for (std::size_t i = 0; i < buckets_[c].size(); ++i) {
+      const int v = buckets_[c][i];
+      if (cost_[v] != c) continue;
+      if (v != destination && !spec_.forwards(v)) continue;  // a GPU ends a route; it does not relay one
+      for (const auto& p : ports_[v]) {
+        const int w = neighbour(v, p);
+        const std::uint32_t cw = c + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
+        const auto h = static_cast<std::uint16_t>(hops_[v] + 1);
+        if (cw < cost_[w] || (cw == cost_[w] && h < hops_[w])) {
+          if (cost_[w] == kUnreached) touched_.push_back(w);
+          const bool improved = cw < cost_[w];
+          cost_[w] = cw;
+          hops_[w] = h;
+          if (improved) push(w, cw);
+        }
       }
     }
   }
-  return fields_.emplace(device, std::move(f)).first->second;
 }
 
-const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_t flow) {
-  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
-  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
+std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, bool& hashed) const {
   const int src_dev = spec_.gpus[src], dst_dev = spec_.gpus[dst];
-  const Field& field = field_to(dst_dev);
   std::vector<FabricPath> out;
-  bool hashed = false;
   std::vector<LinkDirectionRef> hops;
   std::vector<std::uint16_t> out_ports;
   const bool spray_network = spec_.routing.network_ecmp == EcmpMode::kSpray;
-
   // Depth-first down the cost field: branch where the hardware sprays, pick
   // one next hop by hash where ECMP hashes flows.
-  std::function<void(int)> walk = [&](int v) {
+  std::function<void(int)> step = [&](int v) {
     if (static_cast<int>(out.size()) >= max_paths_) return;
     if (v == dst_dev) {
       FabricPath path;
@@ -159,9 +164,9 @@ const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_
       const auto& p = ports_[v][i];
       const int w = neighbour(v, p);
       if (w != dst_dev && !spec_.forwards(w)) continue;
-      if (field.cost[w] == kUnreached) continue;
-      if (field.cost[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) != field.cost[v]) continue;
-      if (field.hops[w] + 1 != field.hops[v]) continue;
+      if (cost_[w] == kUnreached) continue;
+      if (cost_[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) != cost_[v]) continue;
+      if (hops_[w] + 1 != hops_[v]) continue;
       next.push_back(static_cast<std::uint16_t>(i));
       network = network || is_network(spec_.links[p.link].kind);
     }
@@ -176,15 +181,41 @@ const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_
     for (const auto port : next) {
       hops.push_back(ports_[v][port]);
       out_ports.push_back(port);
-      walk(neighbour(v, ports_[v][port]));
+      step(neighbour(v, ports_[v][port]));
       hops.pop_back();
       out_ports.pop_back();
     }
   };
-  if (field.cost[src_dev] == kUnreached)
-    throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[src_dev].name, spec_.devices[dst_dev].name));
-  walk(src_dev);
-  return path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), std::move(out)).first->second;
+  step(src_dev);
+  return out;
+}
+
+const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_t flow) {
+  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
+  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
+  const int src_dev = spec_.gpus[src], dst_dev = spec_.gpus[dst];
+  // Settle everything up to the source's cost: every device on a least-cost
+  // route from it costs no more. The source's cost is not known in advance:
+  // grow the bound until the source is reached.
+  std::uint32_t bound = 8;
+  for (;;) {
+    compute_field(dst_dev, bound);
+    if (cost_[src_dev] <= bound) break;
+    if (bound > 1u << 20)
+      throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[src_dev].name, spec_.devices[dst_dev].name));
+    bound *= 2;
+  }
+  bool hashed = false;
+  auto first = walk(src, dst, flow, hashed);
+  if (!hashed) return path_cache_.emplace(cache_key(src, dst, kAnyFlow), std::move(first)).first->second;
+  // Hashed routes differ by flow: fill in a block of flows from this one field.
+  const std::uint32_t base = flow / kFlowsPerField * kFlowsPerField;
+  for (std::uint32_t f = base; f < base + kFlowsPerField; ++f) {
+    if (f == flow || path_cache_.contains(cache_key(src, dst, f))) continue;
+    bool h = false;
+    path_cache_.emplace(cache_key(src, dst, f), walk(src, dst, f, h));
+  }
+  return path_cache_.emplace(cache_key(src, dst, flow), std::move(first)).first->second;
 }
 
 int FabricGraph::diameter(int exact_limit) {
@@ -199,10 +230,9 @@ int FabricGraph::diameter(int exact_limit) {
   for (int i = 0; i < sources; ++i) {
     const int g = static_cast<int>(static_cast<std::int64_t>(i) * gpus / sources);
     // Routes are symmetric (undirected graph, symmetric costs): the field to g gives every route from g.
-    const Field& f = field_to(spec_.gpus[g]);
+    compute_field(spec_.gpus[g], kUnreached - 1);
     for (int other : spec_.gpus)
-      if (other != spec_.gpus[g] && f.cost[other] != kUnreached) longest = std::max<int>(longest, f.hops[other]);
-    fields_.erase(spec_.gpus[g]);  // a diameter pass must not leave a field per GPU behind
+      if (other != spec_.gpus[g] && cost_[other] != kUnreached) longest = std::max<int>(longest, hops_[other]);
   }
   return longest;
 }

@@ -4,8 +4,10 @@
 /// routing cost, so NVLink wins over PCIe); GPUs never forward. Where the
 /// hardware sprays (NVLink, PCIe, adaptive network routing) a transfer is
 /// striped over every equal-cost path; elsewhere ECMP picks one path per flow
-/// by a deterministic hash. Routes are computed per destination on first use
-/// and cached, so a 16k-GPU fabric never holds an all-pairs table.
+/// by a deterministic hash. A route is computed on first use from a cost
+/// field toward its destination that stops at the source's cost (Dial's
+/// bucket queue: costs are small integers), and cached as paths; no field and
+/// no all-pairs table is kept, so a 16k-GPU fabric routes in little memory.
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
@@ -60,22 +62,25 @@ class FabricGraph {
   int diameter(int exact_limit = 2048);
   bool diameter_sampled() const { return diameter_sampled_; }
 
-  /// Devices cached routes are held for (one distance field each), for reports.
-  std::size_t cached_destinations() const { return fields_.size(); }
+  /// Flows whose hashed paths one field computation fills in at once.
+  static constexpr std::uint32_t kFlowsPerField = 64;
 
  private:
-  struct Field {
-    std::vector<std::uint32_t> cost;  ///< least cost from each device to the destination
-    std::vector<std::uint16_t> hops;  ///< hops of that least-cost route (fewest among ties)
-  };
-  const Field& field_to(int device);
+  /// Least cost and hops from every settled device to `destination`; with
+  /// `bound`, only devices costing up to it are settled (enough for routes
+  /// from a device of that cost). Fills cost_ and hops_; resets the last call's.
+  void compute_field(int destination, std::uint32_t bound);
+  std::vector<FabricPath> walk(int src, int dst, std::uint32_t flow, bool& hashed) const;
   void check_connected();
 
   const TopologySpec& spec_;
   int max_paths_;
   Graph graph_;
   std::vector<std::vector<LinkDirectionRef>> ports_;
-  std::unordered_map<int, Field> fields_;                                   // by destination device
+  std::vector<std::uint32_t> cost_;                                        // scratch field: cost to the destination
+  std::vector<std::uint16_t> hops_;                                        // scratch field: hops of that route
+  std::vector<int> touched_;                                               // devices the last field set
+  std::vector<std::vector<int>> buckets_;                                  // Dial's queue, by cost
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
   bool diameter_sampled_ = false;
 };

@@ -155,7 +155,7 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
     s.algorithm = ds.contains("algorithm") && ds["algorithm"].is_string() ? algorithm_from(ds["algorithm"].get<std::string>()) : "";
     if (ds.contains("rows") && ds["rows"].is_array())
       for (const auto& r : ds["rows"])
-        if (r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 && r.contains("time_us") &&
+        if (r.contains("bytes") && r["bytes"].is_number_integer() && r["bytes"].get<std::int64_t>() > 0 && r.contains("time_us") &&
             r["time_us"].is_number())
           s.rows.push_back({r["bytes"].get<std::uint64_t>(), r["time_us"].get<double>(),
                             r.contains("busbw_GBps") && r["busbw_GBps"].is_number() ? r["busbw_GBps"].get<double>() : 0.0});
