@@ -44,21 +44,28 @@ double bisection(const TopologySpec& spec) {
   std::vector<int> side(devices, 0);
   for (std::size_t r = 0; r < spec.gpus.size(); ++r) side[spec.gpus[r]] = r < half ? 1 : (r < 2 * half ? -1 : 2);
   FlowGraph g(devices + 2);
-  std::int64_t unbounded = 1;  // more than every link together
-  for (const auto& l : spec.links) unbounded += 2 * static_cast<std::int64_t>(l.raw_bandwidth().bytes_per_second);
+  // Capacities in kB/s keep the sums of a 16k-GPU fabric far from int64's
+  // limit (push-relabel adds up the excess of every source arc). A GPU's
+  // source or sink arc is its own links' total: it cannot move more.
+  auto kilo = [](Bandwidth b) { return static_cast<std::int64_t>(b.bytes_per_second / 1e3); };
+  std::vector<std::int64_t> attached(devices, 0);
+  for (const auto& l : spec.links) {
+    attached[l.a] += kilo(l.raw_bandwidth());
+    attached[l.b] += kilo(l.raw_bandwidth());
+  }
   for (std::size_t r = 0; r < 2 * half; ++r) {
-    if (r < half) add_arc(g, source, spec.gpus[r], unbounded);
-    else add_arc(g, spec.gpus[r], sink, unbounded);
+    if (r < half) add_arc(g, source, spec.gpus[r], attached[spec.gpus[r]]);
+    else add_arc(g, spec.gpus[r], sink, attached[spec.gpus[r]]);
   }
   for (const auto& l : spec.links) {
-    const auto c = static_cast<std::int64_t>(l.raw_bandwidth().bytes_per_second);
+    const auto c = kilo(l.raw_bandwidth());
     // GPUs do not forward: a sending GPU only sends, a receiving GPU only receives.
     auto may_leave = [&](int d) { return side[d] == 0 || side[d] == 1; };
     auto may_enter = [&](int d) { return side[d] == 0 || side[d] == -1; };
     if (may_leave(l.a) && may_enter(l.b)) add_arc(g, l.a, l.b, c);
     if (may_leave(l.b) && may_enter(l.a)) add_arc(g, l.b, l.a, c);
   }
-  return static_cast<double>(boost::push_relabel_max_flow(g, source, sink));
+  return static_cast<double>(boost::push_relabel_max_flow(g, source, sink)) * 1e3;
 }
 
 std::vector<NetworkTier> network_tiers(const TopologySpec& spec, const FabricGraph& graph) {
