@@ -53,16 +53,13 @@ CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams
   plan.aggregated = true;
   const int n = request.ranks;
   if (n == 1 || request.bytes == 0) return plan;
-  const core::Bytes elements = request.bytes / request.element_size;
   const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, n, nvls.chunk_bytes);
   // Every channel of a head does the same on the same links: one flow per
   // head carries them all. A channel's load-reduces go chunk by chunk and its
   // stores trail them by one chunk: the first chunk's reduce and the last
   // chunk's store are exposed, the rest overlap. One chunk: reduce, then store.
   for (int head = 0; head < n; ++head) {
-    const core::Bytes first = elements * static_cast<core::Bytes>(head) / static_cast<core::Bytes>(n);
-    const core::Bytes last = elements * static_cast<core::Bytes>(head + 1) / static_cast<core::Bytes>(n);
-    const core::Bytes share = (last - first) * request.element_size;
+    const core::Bytes share = nvls_head_share(request, head);
     if (share == 0) continue;
     const core::Bytes per_channel = div_up(share, static_cast<core::Bytes>(request.channels));
     const auto chunks = static_cast<std::uint32_t>(div_up(per_channel, chunk));

@@ -13,19 +13,23 @@ core::Bytes nvls_chunk_bytes(core::Bytes bytes, int channels, int heads, core::B
   return chunk;
 }
 
+core::Bytes nvls_head_share(const NvlsRequest& request, int head) {
+  const core::Bytes elements = request.bytes / request.element_size;
+  const auto n = static_cast<core::Bytes>(request.ranks);
+  const core::Bytes first = elements * static_cast<core::Bytes>(head) / n;
+  const core::Bytes last = elements * static_cast<core::Bytes>(head + 1) / n;
+  return (last - first) * request.element_size;
+}
+
 CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls) {
   // NVLS runs the Simple protocol only.
   auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
   const int n = request.ranks;
   if (n == 1 || request.bytes == 0) return plan;
 
-  const core::Bytes elements = request.bytes / request.element_size;
   const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, n, nvls.chunk_bytes);
   for (int head = 0; head < n; ++head) {
-    // The head's share of the buffer, in whole elements.
-    const core::Bytes first = elements * static_cast<core::Bytes>(head) / static_cast<core::Bytes>(n);
-    const core::Bytes last = elements * static_cast<core::Bytes>(head + 1) / static_cast<core::Bytes>(n);
-    const core::Bytes share = (last - first) * request.element_size;
+    const core::Bytes share = nvls_head_share(request, head);
     for (int c = 0; c < request.channels; ++c) {
       const core::Bytes begin = share * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
       const core::Bytes end = share * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);

@@ -18,6 +18,9 @@ struct NvlsRequest {
   core::Bytes element_size = 4;
 };
 
+/// Bytes of the buffer rank `head` is the head of: an even split in whole elements.
+core::Bytes nvls_head_share(const NvlsRequest& request, int head);
+
 CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls);
 
 /// NCCL's NVLS chunk for a call: 128 KiB, halved (down to 16 KiB) for small
