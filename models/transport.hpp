@@ -37,6 +37,9 @@ struct TransferRequest {
   core::TimePs reduce_sync = 0;
   /// Flow level only: a payload rate limit in bytes per second (one SM per channel; 0: none).
   double rate_cap = 0;
+  /// Flow level only: the NCCL channels this transfer stands for, which
+  /// share links with other traffic as that many flows would.
+  double weight = 1;
   /// Flow level only: transfers of one lockstep group (nonzero id) complete
   /// together when the last of its `lockstep_size` members does.
   std::uint64_t lockstep_group = 0;

@@ -226,6 +226,12 @@ void Fabric::on_transfer_delivered(std::uint64_t transfer_id, TimePs at) {
   completion_->on_transfer_complete(transfer_id, at);
 }
 
+std::vector<double> Fabric::link_bytes() const {
+  std::vector<double> out(links_.size(), 0.0);
+  for (std::size_t id = 0; id < links_.size(); ++id) out[id] = static_cast<double>(links_[id]->stats().bytes);
+  return out;
+}
+
 std::vector<LinkUsage> Fabric::link_usage(TimePs elapsed) const {
   std::vector<LinkUsage> out;
   for (std::size_t l = 0; l < spec_.links.size(); ++l) {

@@ -38,6 +38,7 @@ class Fabric : public FabricBackend, public models::DeliveryListener {
   std::uint64_t units_injected() const override { return segments_injected_; }
   std::uint64_t backend_events() const override;
   std::vector<LinkUsage> link_usage(TimePs elapsed) const override;
+  std::vector<double> link_bytes() const override;
   bool supports_in_switch_collectives(const std::vector<int>& group) override;
   bool flow_level() const override { return false; }
 

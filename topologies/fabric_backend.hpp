@@ -35,6 +35,9 @@ class FabricBackend : public models::Transport {
   /// Events the backend itself handled (segment deliveries, or rate recomputations).
   virtual std::uint64_t backend_events() const = 0;
   virtual std::vector<LinkUsage> link_usage(TimePs elapsed) const = 0;
+  /// Bytes each link direction has carried so far, by direction id
+  /// (LinkDirectionRef::id()); cheap enough to sample during a run.
+  virtual std::vector<double> link_bytes() const = 0;
   virtual bool flow_level() const = 0;
   bool proxied(int source, int destination) override;
 };
@@ -56,6 +59,13 @@ std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, const
 }  // namespace fabsim::topo
 
 namespace fabsim::topo {
+
+/// "gpu0->nvswitch0" for a link direction id.
+inline std::string link_direction_name(const TopologySpec& spec, int id) {
+  const auto& link = spec.links[static_cast<std::size_t>(id / 2)];
+  const bool reverse = id % 2 == 1;
+  return spec.devices[reverse ? link.b : link.a].name + "->" + spec.devices[reverse ? link.a : link.b].name;
+}
 
 /// What a device adds to a segment's or flow's head as it forwards it: a
 /// switch's traversal, a NIC's message latency; nothing for a GPU.

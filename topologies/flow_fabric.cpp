@@ -18,6 +18,7 @@ FlowFabric::FlowFabric(const TopologySpec& spec) : spec_(spec), graph_(spec), ti
   bytes_.assign(capacity_.size(), 0.0);
   left_.assign(capacity_.size(), 0.0);
   count_.assign(capacity_.size(), 0);
+  weight_.assign(capacity_.size(), 0.0);
   on_link_.resize(capacity_.size());
 }
 
@@ -30,11 +31,12 @@ const std::vector<SwitchPlaneLinks>& FlowFabric::planes_for(const std::vector<in
 bool FlowFabric::supports_in_switch_collectives(const std::vector<int>& group) { return !planes_for(group).empty(); }
 
 void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectionRef>& hops, int first_device, double bytes,
-                          double cap, TimePs extra_latency) {
+                          double cap, TimePs extra_latency, double weight) {
   Flow f;
   f.transfer = transfer;
   f.remaining = bytes;
   f.cap = cap;
+  f.weight = weight;
   f.latency = extra_latency;
   int at = first_device;
   for (std::size_t h = 0; h < hops.size(); ++h) {
@@ -70,7 +72,8 @@ void FlowFabric::send(const models::TransferRequest& request) {
     for (const auto& p : paths) total += p.bottleneck.bytes_per_second;
     for (const auto& p : paths) {
       const double share = wire * p.bottleneck.bytes_per_second / total;
-      add_flow(request.id, p.hops, spec_.gpus[request.source], share, cap * p.bottleneck.bytes_per_second / total, 0);
+      add_flow(request.id, p.hops, spec_.gpus[request.source], share, cap * p.bottleneck.bytes_per_second / total, 0,
+               std::max(1.0, request.weight));
     }
   } else {
     const auto& group = *request.group;
@@ -201,44 +204,50 @@ void FlowFabric::update() {
 }
 
 void FlowFabric::assign_rates() {
-  // Progressive filling: repeatedly take the link (or capped flow) with the
-  // smallest fair share, fix its flows at that share, and take their rate
-  // off every other link they cross.
+  // Weighted progressive filling: repeatedly take the link (or capped flow)
+  // with the smallest fair share per unit of weight, fix its flows at that
+  // level times their weight, and take their rate off every other link they
+  // cross. A flow standing for k channels gets what k flows would.
   std::vector<int> touched;
   for (std::size_t i = 0; i < flows_.size(); ++i)
     for (int l : flows_[i].links) {
       if (count_[l] == 0) {
         touched.push_back(l);
         left_[l] = capacity_[l];
+        weight_[l] = 0;
         on_link_[l].clear();
       }
       ++count_[l];
+      weight_[l] += flows_[i].weight;
       on_link_[l].push_back(static_cast<int>(i));
     }
-  using Entry = std::pair<double, long>;  // share, link id (>= 0) or -1 - flow index
+  using Entry = std::pair<double, long>;  // level, link id (>= 0) or -1 - flow index
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  for (int l : touched) heap.push({left_[l] / count_[l], l});
+  for (int l : touched) heap.push({left_[l] / weight_[l], l});
   for (std::size_t i = 0; i < flows_.size(); ++i)
-    if (flows_[i].cap > 0) heap.push({flows_[i].cap, -1 - static_cast<long>(i)});
+    if (flows_[i].cap > 0) heap.push({flows_[i].cap / flows_[i].weight, -1 - static_cast<long>(i)});
   std::vector<char> fixed(flows_.size(), 0);
-  auto fix = [&](std::size_t i, double rate) {
+  auto fix = [&](std::size_t i, double level) {
     fixed[i] = 1;
+    const double rate = level * flows_[i].weight;
     flows_[i].rate = rate;
     for (int l : flows_[i].links) {
       left_[l] = std::max(0.0, left_[l] - rate);
-      if (--count_[l] > 0) heap.push({left_[l] / count_[l], l});
+      weight_[l] -= flows_[i].weight;
+      if (--count_[l] > 0) heap.push({left_[l] / std::max(weight_[l], 1e-9), l});
     }
   };
   while (!heap.empty()) {
-    const auto [share, id] = heap.top();
+    const auto [level, id] = heap.top();
     heap.pop();
     if (id < 0) {
       const auto i = static_cast<std::size_t>(-1 - id);
-      if (!fixed[i]) fix(i, share);
+      if (!fixed[i]) fix(i, level);
       continue;
     }
     if (count_[id] == 0) continue;
-    const double current = left_[id] / count_[id];
+    const double current = left_[id] / std::max(weight_[id], 1e-9);
+    const double share = level;
     if (current > share * (1 + 1e-12) + 1e-9) continue;  // stale: a newer entry holds the current share
     for (int i : on_link_[id])
       if (!fixed[i]) fix(static_cast<std::size_t>(i), current);
@@ -246,7 +255,19 @@ void FlowFabric::assign_rates() {
   for (int l : touched) count_[l] = 0;
 }
 
+std::vector<double> FlowFabric::link_bytes() const {
+  // Bytes are booked at rate updates; count what moved since the last one,
+  // so a mid-run sample (the replay timeline) sees long flows progress.
+  std::vector<double> bytes = bytes_;
+  const double dt = static_cast<double>(core::now_ps() - last_update_) / 1e12;
+  if (dt > 0)
+    for (const auto& f : flows_)
+      for (int l : f.links) bytes[static_cast<std::size_t>(l)] += std::min(f.remaining, f.rate * dt);
+  return bytes;
+}
+
 std::vector<LinkUsage> FlowFabric::link_usage(TimePs elapsed) const {
+  const std::vector<double> bytes = link_bytes();
   std::vector<LinkUsage> out;
   for (std::size_t l = 0; l < spec_.links.size(); ++l) {
     for (bool reverse : {false, true}) {
@@ -254,8 +275,8 @@ std::vector<LinkUsage> FlowFabric::link_usage(TimePs elapsed) const {
       const int id = LinkDirectionRef{static_cast<int>(l), reverse}.id();
       LinkUsage u;
       u.name = fmt::format("{}->{}", spec_.devices[reverse ? link.b : link.a].name, spec_.devices[reverse ? link.a : link.b].name);
-      u.bytes = static_cast<Bytes>(std::llround(bytes_[id]));
-      u.busy = static_cast<TimePs>(bytes_[id] / capacity_[id] * 1e12);
+      u.bytes = static_cast<Bytes>(std::llround(bytes[id]));
+      u.busy = static_cast<TimePs>(bytes[id] / capacity_[id] * 1e12);
       u.utilisation = elapsed > 0 ? static_cast<double>(u.busy) / static_cast<double>(elapsed) : 0.0;
       u.effective_bandwidth = {capacity_[id]};
       out.push_back(std::move(u));

@@ -30,6 +30,7 @@ class FlowFabric : public FabricBackend {
   std::uint64_t units_injected() const override { return flows_started_; }
   std::uint64_t backend_events() const override { return rate_updates_; }
   std::vector<LinkUsage> link_usage(TimePs elapsed) const override;
+  std::vector<double> link_bytes() const override;
   bool flow_level() const override { return true; }
 
  private:
@@ -39,6 +40,7 @@ class FlowFabric : public FabricBackend {
     double remaining = 0;    ///< wire bytes still to move
     double rate = 0;         ///< bytes per second, from the last filling
     double cap = 0;          ///< own limit in bytes per second (0: none)
+    double weight = 1;       ///< its share of a link relative to a plain flow (the channels it stands for)
     TimePs latency = 0;      ///< head latency of its path
   };
   struct Pending {
@@ -62,7 +64,7 @@ class FlowFabric : public FabricBackend {
   static TimePs completion_time(const Pending& p);
 
   void add_flow(std::uint64_t transfer, const std::vector<LinkDirectionRef>& hops, int first_device, double bytes, double cap,
-                TimePs extra_latency);
+                TimePs extra_latency, double weight = 1);
   void request_update();
   void update();
   void assign_rates();
@@ -87,6 +89,7 @@ class FlowFabric : public FabricBackend {
   // Scratch for the filling, kept between updates to avoid reallocating.
   std::vector<double> left_;
   std::vector<int> count_;
+  std::vector<double> weight_;  // by link: summed weight of its unfixed flows
   std::vector<std::vector<int>> on_link_;
 };
 

@@ -7,14 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
-#include "traces/collectives/chain_planner.hpp"
-#include "traces/collectives/flow_plans.hpp"
-#include "traces/collectives/nvls_planner.hpp"
-#include "traces/collectives/p2p_planner.hpp"
-#include "topologies/nvlink_domains.hpp"
-#include "traces/collectives/ring_layout.hpp"
-#include "traces/collectives/ring_planner.hpp"
-#include "traces/collectives/tuner.hpp"
+#include "traces/collectives/collective_planner.hpp"
 #include "traces/executor/plan_executor.hpp"
 
 namespace fabsim::traces {
@@ -72,17 +65,11 @@ namespace {
 class SweepDriver {
  public:
   SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config)
-      : fabric_(fabric), config_(config), timers_("executor_timers"), executor_(fabric, timers_) {
+      : fabric_(fabric), config_(config), timers_("executor_timers"), executor_(fabric, timers_), planner_(fabric) {
     ranks_ = config.gpus == 0 ? fabric.gpu_count() : config.gpus;
     gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
     std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
     sizes_ = nccl_test_sizes(config);
-    nvls_available_ = fabric.supports_in_switch_collectives(gpu_of_rank_);
-    const auto domains = topo::nvlink_domains(fabric.spec());
-    for (int gpu : gpu_of_rank_) {
-      domain_of_rank_.push_back(domains.domain_of_gpu[gpu]);
-      rail_of_rank_.push_back(domains.local_index[gpu]);
-    }
   }
 
   NcclTestResult run() {
@@ -101,53 +88,20 @@ class SweepDriver {
  private:
   void start_next(std::size_t index) {
     if (index >= sizes_.size()) return;
-    const auto& gpu = fabric_.spec().gpu_model(0);
     NcclTestRow row;
     row.bytes = nccl_tests_bytes(config_.op, sizes_[index], ranks_, config_.element_size, row.count);
-    const TunerChoice choice = choose(gpu, {config_.op, ranks_, row.bytes, config_.protocol, config_.channels,
-                                            parse_algorithm(config_.algorithm), nvls_available_});
-    CollectivePlan plan;
-    ExecutionParams params;
-    params.gpu_of_rank = gpu_of_rank_;
-    const bool flow_level = fabric_.flow_level();
-    const bool point_to_point = config_.op == CollectiveOp::kSendRecv || config_.op == CollectiveOp::kAllToAll ||
-                                config_.op == CollectiveOp::kGather || config_.op == CollectiveOp::kScatter;
-    if (point_to_point) {
-      plan = plan_p2p({config_.op, ranks_, config_.root, row.bytes}, gpu);
-      const auto& protocol = gpu.protocols.at(*parse_protocol(plan.protocol));
-      params.step_latency = protocol.step_latency;
-    } else if (choice.algorithm == Algorithm::kNvls) {
-      if (!nvls_available_)
-        throw core::ConfigError(fabric_.spec().file, "/devices",
-                                "NVLS needs a switch with in-network reduction attached to every GPU used");
-      const NvlsRequest nvls{ranks_, row.bytes, choice.channels, config_.element_size};
-      plan = flow_level ? plan_nvls_flow(nvls, *gpu.nvls) : plan_nvls_all_reduce(nvls, *gpu.nvls);
-      params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
-    } else {
-      const auto& protocol = gpu.protocols.at(choice.protocol);
-      if (choice.algorithm == Algorithm::kTree) {
-        plan = plan_tree_all_reduce({config_.op, ranks_, 0, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
-      } else if (config_.op == CollectiveOp::kBroadcast || config_.op == CollectiveOp::kReduce) {
-        plan = plan_chain({config_.op, ranks_, config_.root, row.bytes, choice.channels, choice.protocol, config_.element_size}, protocol);
-      } else {
-        const RingRequest ring{config_.op, ranks_, row.bytes, choice.channels, choice.protocol, config_.element_size};
-        plan = flow_level ? plan_ring_flow(ring, protocol) : plan_ring(ring, protocol);
-        place_on_rings(plan, rail_aligned_rings(domain_of_rank_, rail_of_rank_, plan.channels));
-      }
-      params.step_latency = protocol.step_latency;
-      params.reduce_latency = gpu.reduce_latency;
-      params.channel_cap = protocol.channel_cap;
-    }
-    if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
-    params.flow_level = plan.aggregated;
+    PlannedCall call = planner_.plan({config_.op, row.bytes, config_.root, gpu_of_rank_, parse_algorithm(config_.algorithm),
+                                      config_.protocol, config_.channels, config_.element_size, std::nullopt});
+    auto& plan = call.plan;
+    auto& params = call.params;
     row.channels = plan.channels;
     row.algorithm = plan.algorithm;
     row.protocol = plan.protocol;
     row.transfers = plan.transfers.size();
     // The kernel starts after the host enqueue and launch; nccl-tests times
     // back-to-back launches, so this overhead is part of every iteration.
-    const core::TimePs begin = core::now_ps() + (row.bytes > 0 ? gpu.launch_overhead : 0);
-    executor_.start(std::move(plan), std::move(params), begin, [this, index, row, gpu_launch = gpu.launch_overhead](const ExecutionResult& r) mutable {
+    const core::TimePs begin = core::now_ps() + (row.bytes > 0 ? call.launch_overhead : 0);
+    executor_.start(std::move(plan), std::move(params), begin, [this, index, row, gpu_launch = call.launch_overhead](const ExecutionResult& r) mutable {
       // nccl-tests averages the per-rank times (-a 1).
       // NCCL returns at once for zero bytes: nothing is launched.
       double sum = 0;
@@ -164,11 +118,10 @@ class SweepDriver {
   NcclTestConfig config_;
   core::TimerQueue timers_;
   PlanExecutor executor_;
+  CollectivePlanner planner_;
   int ranks_ = 0;
   std::vector<int> gpu_of_rank_;
-  std::vector<int> domain_of_rank_, rail_of_rank_;  // NVLink domain and rail of each rank, for multi-node rings
   std::vector<core::Bytes> sizes_;
-  bool nvls_available_ = false;
   NcclTestResult result_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "sim/cli/child_run.hpp"
 #include "sim/cli/regress_command.hpp"
+#include "sim/cli/replay_command.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/sweep_command.hpp"
@@ -333,6 +334,7 @@ void register_commands(CLI::App& app, CommandSet& commands) {
   register_validate(app, commands);
   register_nccl_test(app, commands);
   register_run(app, commands);
+  register_replay(app, commands);
   register_describe(app, commands);
 }
 

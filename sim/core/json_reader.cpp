@@ -138,6 +138,7 @@ void JsonObject::reject_unknown_keys() {
   if (!json_.is_object()) return;
   for (const auto& [key, value] : json_.items()) {
     if (known_.contains(key)) continue;
+    if (!allowed_prefix_.empty() && key.starts_with(allowed_prefix_)) continue;
     std::string valid;
     for (const auto& k : known_) valid += (valid.empty() ? "" : ", ") + k;
     diagnostics_.error(path_of(key), fmt::format("unknown key '{}' (valid keys here: {})", key, valid));

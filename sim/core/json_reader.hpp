@@ -45,6 +45,8 @@ class JsonObject {
 
   /// Records every key that no accessor asked for, listing the known ones.
   void reject_unknown_keys();
+  /// Keys starting with `prefix` (e.g. "x-") are extensions: reject_unknown_keys passes them.
+  void allow_prefix(std::string prefix) { allowed_prefix_ = std::move(prefix); }
 
  private:
   const nlohmann::json* fetch(std::string_view key, bool required, std::string_view expected);
@@ -53,6 +55,7 @@ class JsonObject {
   std::string path_;
   Diagnostics& diagnostics_;
   std::set<std::string, std::less<>> known_;
+  std::string allowed_prefix_;
 };
 
 }  // namespace fabsim::core

@@ -10,7 +10,7 @@ namespace {
 core::Bytes div_up(core::Bytes a, core::Bytes b) { return (a + b - 1) / b; }
 }  // namespace
 
-CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolParams& p) {
+CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolParams& p, bool merge_channels) {
   auto plan = CollectivePlan::empty("Ring", topo::protocol_name(request.protocol), request.ranks, request.channels,
                                     p.payload_efficiency);
   plan.aggregated = true;
@@ -31,6 +31,15 @@ CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolPa
     const auto loops = static_cast<std::uint32_t>(div_up(region, loop));
     const core::Bytes per_rank = all_reduce ? region * static_cast<core::Bytes>(steps) / static_cast<core::Bytes>(n)
                                             : region * static_cast<core::Bytes>(steps);
+    if (merge_channels && !plan.transfers.empty()) {
+      // Same ring on every channel: this channel's share joins the first's transfers.
+      for (auto& t : plan.transfers) {
+        t.payload += per_rank;
+        t.steps = std::max(t.steps, static_cast<std::uint32_t>(steps) + loops - 1);
+        ++t.lanes;
+      }
+      continue;
+    }
     for (int r = 0; r < n; ++r) {
       PlannedTransfer t;
       t.channel = c;

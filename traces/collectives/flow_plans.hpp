@@ -11,7 +11,10 @@
 
 namespace fabsim::traces {
 
-CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolParams& protocol);
+/// With `merge_channels` (every channel runs the same ring, as inside one
+/// NVLink domain) each ring hop is one transfer standing for all channels
+/// (PlannedTransfer::lanes), which the fabric weighs as that many flows.
+CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolParams& protocol, bool merge_channels = false);
 CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams& nvls);
 
 /// Any segment-level plan made flow-level: the transfers one rank sends

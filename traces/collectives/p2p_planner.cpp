@@ -47,7 +47,10 @@ int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer
 }
 
 CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu) {
-  const auto flows = p2p_flows(request);
+  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu);
+}
+
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu) {
   std::map<int, int> peers_of;  // sends per rank, to size its channels
   core::Bytes largest = 0;
   for (const auto& f : flows) {
@@ -60,7 +63,7 @@ CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu) {
   const topo::Protocol proto = p2p_protocol(gpu, largest, per_peer);
   const auto& p = gpu.protocols.at(proto);
 
-  auto plan = CollectivePlan::empty("P2P", topo::protocol_name(proto), std::max(1, request.ranks), std::max(1, per_peer * peers),
+  auto plan = CollectivePlan::empty("P2P", topo::protocol_name(proto), std::max(1, ranks), std::max(1, per_peer * peers),
                                     p.payload_efficiency);
   const core::Bytes chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
   std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (channel, source) -> sends

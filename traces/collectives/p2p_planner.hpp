@@ -38,4 +38,7 @@ int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer
 
 CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu);
 
+/// The same schedule for flows given one by one (ranks index a communicator of `ranks`).
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu);
+
 }  // namespace fabsim::traces

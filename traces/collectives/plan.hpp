@@ -51,6 +51,9 @@ struct PlannedTransfer {
   /// received together, when the slowest is, as a ring's data dependencies
   /// pace every hop to the slowest. -1: none.
   std::int32_t lockstep = -1;
+  /// Flow-level plans: the channels this transfer stands for (merged when
+  /// they all take the same path); its SM rate cap and its link share scale with it.
+  std::uint32_t lanes = 1;
 };
 
 /// The whole schedule of one collective call.

@@ -9,15 +9,15 @@
 
 namespace fabsim::traces {
 
-PlanExecutor::PlanExecutor(models::Transport& transport, core::TimerQueue& timers)
+PlanExecutor::PlanExecutor(models::Transport& transport, core::TimerQueue& timers, bool observe_transport)
     : transport_(transport), timers_(timers) {
-  transport_.set_completion(this);
+  if (observe_transport) transport_.set_completion(this);
 }
 
 void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::TimePs start,
-                         std::function<void(const ExecutionResult&)> done) {
+                         std::function<void(const ExecutionResult&)> done, std::optional<std::uint64_t> id_base) {
   if (outstanding_ != 0) throw core::SimulationError("a collective was started while another was still running");
-  id_base_ += plan_.transfers.size();
+  id_base_ = id_base ? *id_base : id_base_ + plan_.transfers.size();
   plan_ = std::move(plan);
   params_ = std::move(params);
   start_ = start;
@@ -39,6 +39,24 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     if (t.after_released != kNoTransfer) { ++s.unmet; waits_on_released_[t.after_released].push_back(id); }
     if (t.after_sent != kNoTransfer) { ++s.unmet; waits_on_sent_[t.after_sent].push_back(id); }
     if (t.released_by != kNoTransfer) releases_[t.released_by].push_back(id);
+  }
+  if (rank_done_) {
+    rank_pending_.assign(static_cast<std::size_t>(plan_.ranks), 0);
+    for (const auto& t : plan_.transfers) {
+      if (t.kind != models::TransferKind::kPointToPoint) {
+        for (auto& p : rank_pending_) ++p;
+      } else {
+        ++rank_pending_[static_cast<std::size_t>(t.source)];
+        if (t.destination != t.source) ++rank_pending_[static_cast<std::size_t>(t.destination)];
+      }
+    }
+    std::vector<int> idle;  // ranks no transfer involves finish at the start
+    for (int r = 0; r < plan_.ranks; ++r)
+      if (rank_pending_[static_cast<std::size_t>(r)] == 0) idle.push_back(r);
+    if (!idle.empty())
+      timers_.schedule(start, [this, idle = std::move(idle), start] {
+        for (int r : idle) rank_done_(r, start);
+      });
   }
   if (n == 0) {
     result_.rank_finish.assign(static_cast<std::size_t>(plan_.ranks), 0);  // relative to the start
@@ -84,7 +102,8 @@ void PlanExecutor::issue(std::int32_t id) {
       // The SM cap spaces a channel's issues: n steps are n - 1 spacings, and
       // a single step moves at link speed.
       if (params_.channel_cap && tr.steps > 1)
-        request.rate_cap = params_.channel_cap->bytes_per_second * tr.steps / (tr.steps - 1);
+        request.rate_cap = params_.channel_cap->bytes_per_second * tr.lanes * tr.steps / (tr.steps - 1);
+      request.weight = tr.lanes;
       // The fabric paces the aggregated steps itself: their synchronisation
       // overlaps the data step by step.
       request.reduce_steps = tr.reduced_on_receipt ? tr.reduce_steps : 0;
@@ -142,8 +161,11 @@ void PlanExecutor::on_received(std::int32_t id) {
   if (t.kind == models::TransferKind::kPointToPoint) {
     result_.rank_finish[t.destination] = std::max(result_.rank_finish[t.destination], now);
     result_.rank_finish[t.source] = std::max(result_.rank_finish[t.source], now);
+    rank_received(t.source, now);
+    if (t.destination != t.source) rank_received(t.destination, now);
   } else {
     for (auto& f : result_.rank_finish) f = std::max(f, now);  // every rank takes part
+    for (int r = 0; r < plan_.ranks; ++r) rank_received(r, now);
   }
   if (t.released_by == kNoTransfer) release(id);
   for (auto next : waits_on_received_[id]) satisfy(next);
@@ -153,6 +175,10 @@ void PlanExecutor::on_received(std::int32_t id) {
     auto done = std::move(done_);
     done(result_);
   }
+}
+
+void PlanExecutor::rank_received(int rank, core::TimePs at) {
+  if (rank_done_ && --rank_pending_[static_cast<std::size_t>(rank)] == 0) rank_done_(rank, at);
 }
 
 void PlanExecutor::release(std::int32_t id) {

@@ -5,6 +5,7 @@
 /// when every rank has finished.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,12 +35,20 @@ struct ExecutionResult {
 class PlanExecutor : public models::TransferCompletion {
  public:
   /// `transport` and `timers` are observers that must outlive the executor.
-  PlanExecutor(models::Transport& transport, core::TimerQueue& timers);
+  /// It registers itself as the transport's completion observer unless
+  /// `observe_transport` is false (then whoever observes must forward this
+  /// plan's completions: see ConcurrentPlans).
+  PlanExecutor(models::Transport& transport, core::TimerQueue& timers, bool observe_transport = true);
 
   /// Starts `plan` at absolute time `start`; `done` runs once every transfer
-  /// has been received. One plan runs at a time.
+  /// has been received. One plan runs at a time per executor. Transfer ids
+  /// are `id_base` + index when given, else follow the previous plan's.
   void start(CollectivePlan plan, ExecutionParams params, core::TimePs start,
-             std::function<void(const ExecutionResult&)> done);
+             std::function<void(const ExecutionResult&)> done, std::optional<std::uint64_t> id_base = std::nullopt);
+
+  /// Told, as it happens, when a rank's last transfer has been received
+  /// (its finish in ExecutionResult); set before start, kept across plans.
+  void on_rank_done(std::function<void(int rank, core::TimePs at)> callback) { rank_done_ = std::move(callback); }
 
   void on_transfer_complete(std::uint64_t id, core::TimePs at) override;
 
@@ -61,6 +70,7 @@ class PlanExecutor : public models::TransferCompletion {
   void issue(std::int32_t id);
   void on_received(std::int32_t id);
   void release(std::int32_t id);
+  void rank_received(int rank, core::TimePs at);
 
   models::Transport& transport_;
   core::TimerQueue& timers_;
@@ -71,6 +81,8 @@ class PlanExecutor : public models::TransferCompletion {
   std::vector<State> state_;
   std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_sent_, releases_;
   std::vector<core::TimePs> engine_free_;  // per (rank, channel)
+  std::function<void(int, core::TimePs)> rank_done_;
+  std::vector<std::uint32_t> rank_pending_;  // transfers each rank still takes part in (with rank_done_ only)
   std::uint64_t id_base_ = 0;              // transfer ids are unique across plans
   std::size_t outstanding_ = 0;
   ExecutionResult result_;

@@ -1,0 +1,229 @@
+#include "sim/cli/replay_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "sim/cli/simulation_request.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/kernel.hpp"
+#include "sim/core/text.hpp"
+#include "sim/report/replay_report.hpp"
+#include "topologies/fabric.hpp"
+#include "topologies/flow_fabric.hpp"
+#include "traces/replay/trace_loader.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+struct ReplayFlags {
+  std::string topology, hardware, calibration, format = "table", timeline, model = "segment", segment_size = "512K", algo = "auto",
+                                               proto = "auto", channels = "auto";
+  std::vector<std::string> traces, jobs, stragglers, delays;
+};
+
+constexpr const char* kOrigin = "command line";
+
+/// "0-7", "0,2,4,6", "0-3,8-11": GPU indexes in order.
+std::vector<int> parse_placement(const std::string& text, const std::string& flag) {
+  std::vector<int> gpus;
+  std::size_t pos = 0;
+  auto fail = [&] {
+    throw core::ConfigError(kOrigin, flag, fmt::format("'{}' is not a GPU placement (expected GPU indexes and ranges: 0-7 or 0,2,4,6 or 0-3,8-11)", text));
+  };
+  while (pos <= text.size()) {
+    const auto comma = text.find(',', pos);
+    const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const auto dash = part.find('-');
+    try {
+      std::size_t used = 0;
+      const int first = std::stoi(part.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? part.size() : dash) || first < 0) fail();
+      int last = first;
+      if (dash != std::string::npos) {
+        last = std::stoi(part.substr(dash + 1), &used);
+        if (used != part.size() - dash - 1 || last < first) fail();
+      }
+      for (int g = first; g <= last; ++g) gpus.push_back(g);
+    } catch (const std::logic_error&) {
+      fail();
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return gpus;
+}
+
+/// "[JOB:]RANK=VALUE" -> (job, rank, value).
+std::tuple<int, int, double> parse_rank_setting(const std::string& text, const std::string& flag, const char* what) {
+  auto fail = [&] {
+    throw core::ConfigError(kOrigin, flag, fmt::format("'{}' is not [JOB:]RANK={} (e.g. 3=1.5, or 1:3=1.5 for job 1)", text, what));
+  };
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) fail();
+  const std::string who = text.substr(0, eq);
+  const auto colon = who.find(':');
+  try {
+    const int job = colon == std::string::npos ? 0 : std::stoi(who.substr(0, colon));
+    const int rank = std::stoi(colon == std::string::npos ? who : who.substr(colon + 1));
+    std::size_t used = 0;
+    const double value = std::stod(text.substr(eq + 1), &used);
+    if (used != text.size() - eq - 1 || job < 0 || rank < 0) fail();
+    return {job, rank, value};
+  } catch (const std::logic_error&) {
+    fail();
+  }
+  return {};
+}
+
+struct LoadedJobs {
+  std::vector<std::unique_ptr<traces::Trace>> traces;
+  std::vector<traces::ReplayJob> jobs;
+};
+
+LoadedJobs load_jobs(const ReplayFlags& f, int gpu_count) {
+  LoadedJobs out;
+  std::vector<std::pair<std::string, std::string>> specs;  // trace path, placement ("" = next free GPUs)
+  for (const auto& t : f.traces) specs.push_back({t, ""});
+  for (const auto& j : f.jobs) {
+    const auto at = j.rfind('@');
+    if (at == std::string::npos || at == 0)
+      throw core::ConfigError(kOrigin, "--job", fmt::format("'{}' is not TRACE@PLACEMENT (e.g. dp.json@0-7)", j));
+    specs.push_back({j.substr(0, at), j.substr(at + 1)});
+  }
+  if (specs.empty()) throw core::ConfigError(kOrigin, "TRACE", "give a trace file, or one or more --job TRACE@PLACEMENT");
+  std::set<int> used;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    auto trace = std::make_unique<traces::Trace>(traces::load_trace(specs[k].first));
+    traces::ReplayJob job;
+    job.trace = trace.get();
+    job.label = trace->name.empty() ? std::filesystem::path(specs[k].first).stem().string() : trace->name;
+    if (specs[k].second.empty()) {
+      // The lowest GPUs no earlier job holds.
+      for (int g = 0; static_cast<int>(job.gpu_of_rank.size()) < trace->world_size; ++g)
+        if (!used.contains(g)) job.gpu_of_rank.push_back(g);
+    } else {
+      job.gpu_of_rank = parse_placement(specs[k].second, "--job");
+    }
+    const std::string flag = specs[k].second.empty() ? "TRACE" : "--job";
+    if (static_cast<int>(job.gpu_of_rank.size()) != trace->world_size)
+      throw core::ConfigError(kOrigin, flag, fmt::format("{} has {} ranks but its placement names {} GPUs", specs[k].first, trace->world_size,
+                                                         job.gpu_of_rank.size()));
+    for (int g : job.gpu_of_rank) {
+      if (g >= gpu_count)
+        throw core::ConfigError(kOrigin, flag, fmt::format("{} needs GPU {} but the topology has {} GPUs (0..{})", specs[k].first, g,
+                                                           gpu_count, gpu_count - 1));
+      if (!used.insert(g).second)
+        throw core::ConfigError(kOrigin, flag, fmt::format("GPU {} is given to two ranks (jobs may not share GPUs)", g));
+    }
+    out.jobs.push_back(std::move(job));
+    out.traces.push_back(std::move(trace));
+  }
+  auto apply = [&](const std::vector<std::string>& settings, const std::string& flag, const char* what, auto&& set) {
+    for (const auto& s : settings) {
+      const auto [job, rank, value] = parse_rank_setting(s, flag, what);
+      if (job >= static_cast<int>(out.jobs.size()))
+        throw core::ConfigError(kOrigin, flag, fmt::format("'{}' names job {} but there are {} job(s)", s, job, out.jobs.size()));
+      auto& j = out.jobs[static_cast<std::size_t>(job)];
+      if (rank >= j.trace->world_size)
+        throw core::ConfigError(kOrigin, flag, fmt::format("'{}' names rank {} but {} has {} ranks", s, rank, j.trace->file, j.trace->world_size));
+      set(j, rank, value, s);
+    }
+  };
+  apply(f.stragglers, "--straggler", "FACTOR", [&](traces::ReplayJob& j, int rank, double value, const std::string& s) {
+    if (!(value > 0)) throw core::ConfigError(kOrigin, "--straggler", fmt::format("'{}': the slowdown factor must be > 0", s));
+    j.compute_scale.resize(static_cast<std::size_t>(j.trace->world_size), 1.0);
+    j.compute_scale[static_cast<std::size_t>(rank)] = value;
+  });
+  apply(f.delays, "--start-delay", "MICROSECONDS", [&](traces::ReplayJob& j, int rank, double value, const std::string& s) {
+    if (!(value >= 0)) throw core::ConfigError(kOrigin, "--start-delay", fmt::format("'{}': the delay must be >= 0 us", s));
+    j.start_delay.resize(static_cast<std::size_t>(j.trace->world_size), 0);
+    j.start_delay[static_cast<std::size_t>(rank)] = static_cast<core::TimePs>(value * 1e6);
+  });
+  return out;
+}
+
+traces::ReplayOptions options_from(const ReplayFlags& f) {
+  traces::ReplayOptions o;
+  if (f.algo != "auto") {
+    o.algorithm = traces::parse_algorithm(f.algo);
+    if (!o.algorithm) throw core::ConfigError(kOrigin, "--algo", fmt::format("unknown algorithm '{}' (expected ring, tree, nvls or auto)", f.algo));
+  }
+  if (f.proto != "auto") {
+    o.protocol = traces::parse_protocol(f.proto);
+    if (!o.protocol) throw core::ConfigError(kOrigin, "--proto", fmt::format("unknown protocol '{}' (expected LL, LL128, Simple or auto)", f.proto));
+  }
+  if (f.channels != "auto") {
+    const auto c = core::parse_size_flag(f.channels);
+    if (!c || *c < 1 || *c > 64) throw core::ConfigError(kOrigin, "--channels", fmt::format("'{}' is not a channel count (1..64 or auto)", f.channels));
+    o.channels = static_cast<int>(*c);
+  }
+  o.sample_links = !f.timeline.empty();
+  return o;
+}
+
+int run_replay(const ReplayFlags& f) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (f.format != "table" && f.format != "json")
+    throw core::ConfigError(kOrigin, "--format", fmt::format("unknown format '{}' (expected table or json)", f.format));
+  if (f.model != "segment" && f.model != "flow")
+    throw core::ConfigError(kOrigin, "--model", fmt::format("unknown model '{}' (expected segment or flow)", f.model));
+  const auto segment = core::parse_size_flag(f.segment_size);
+  if (!segment || *segment == 0) throw core::ConfigError(kOrigin, "--segment-size", fmt::format("'{}' is not a segment size > 0", f.segment_size));
+  const auto options = options_from(f);
+  core::configure_kernel();
+  const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
+  auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
+  std::unique_ptr<topo::FabricBackend> fabric;
+  if (f.model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);
+  else fabric = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{*segment});
+  traces::ReplayEngine engine(*fabric, loaded.jobs, options);
+  const traces::ReplayResult result = engine.run();
+
+  report::ReplayDescription run{f.topology, spec.name, f.model, result.timer_events + fabric->backend_events()};
+  if (f.format == "json") {
+    std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
+  } else {
+    report::write_replay_table(std::cout, run, loaded.jobs, result);
+  }
+  if (!f.timeline.empty()) {
+    std::ofstream out(f.timeline);
+    if (!out) throw core::ConfigError(kOrigin, "--timeline", fmt::format("cannot write '{}'", f.timeline));
+    out << report::replay_timeline(spec, loaded.jobs, result).dump() << '\n';
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  fmt::print(std::cerr, "fabsim: replayed {} op instances, {} launches, {} simulated, {} kernel events, {:.3f} s wall\n",
+             result.records.size(), result.collectives, core::format_time(result.makespan), run.kernel_events, wall);
+  return 0;
+}
+
+}  // namespace
+
+void register_replay(CLI::App& app, CommandSet& commands) {
+  auto f = std::make_shared<ReplayFlags>();
+  auto* cmd = app.add_subcommand("replay", "Replay workload traces (fabsim-trace JSON) on a topology");
+  cmd->add_option("--topology,-t", f->topology, "Topology JSON file")->required();
+  cmd->add_option("trace", f->traces, "Trace file(s), placed on the GPUs in order");
+  cmd->add_option("--job", f->jobs, "TRACE@PLACEMENT: a trace on the GPUs named (0-7, 0,2,4,6, 0-3,8-11); repeat for several jobs");
+  cmd->add_option("--hardware", f->hardware, "Hardware catalogue (default: the topology's, else configs/hardware/catalogue.json)");
+  cmd->add_option("--calibration", f->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
+  cmd->add_option("--format", f->format, "table or json")->capture_default_str();
+  cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run to this file");
+  cmd->add_option("--model", f->model, "segment or flow (max-min shared bandwidth, for large fabrics)")->capture_default_str();
+  cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model)")->capture_default_str();
+  cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls or auto")->capture_default_str();
+  cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
+  cmd->add_option("--channels", f->channels, "Force a channel count or auto")->capture_default_str();
+  cmd->add_option("--straggler", f->stragglers, "[JOB:]RANK=FACTOR: that rank's compute takes FACTOR times longer");
+  cmd->add_option("--start-delay", f->delays, "[JOB:]RANK=US: that rank starts US microseconds late");
+  cmd->callback([f, &commands] { commands.action = [f] { return run_replay(*f); }; });
+}
+
+}  // namespace fabsim::cli

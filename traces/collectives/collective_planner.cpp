@@ -1,0 +1,78 @@
+#include "traces/collectives/collective_planner.hpp"
+
+#include "sim/core/error.hpp"
+#include "topologies/nvlink_domains.hpp"
+#include "traces/collectives/chain_planner.hpp"
+#include "traces/collectives/flow_plans.hpp"
+#include "traces/collectives/nvls_planner.hpp"
+#include "traces/collectives/ring_layout.hpp"
+#include "traces/collectives/ring_planner.hpp"
+
+namespace fabsim::traces {
+
+CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabric) {
+  const auto domains = topo::nvlink_domains(fabric.spec());
+  domain_of_gpu_ = domains.domain_of_gpu;
+  rail_of_gpu_ = domains.local_index;
+}
+
+bool CollectivePlanner::nvls_available(const std::vector<int>& gpus) {
+  auto [it, inserted] = nvls_cache_.try_emplace(gpus, false);
+  if (inserted) it->second = gpus.size() > 1 && fabric_.supports_in_switch_collectives(gpus);
+  return it->second;
+}
+
+PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
+  const auto& gpu = fabric_.spec().gpu_model(call.gpus.front());
+  const int ranks = static_cast<int>(call.gpus.size());
+  PlannedCall out;
+  out.launch_overhead = gpu.launch_overhead;
+  auto& plan = out.plan;
+  auto& params = out.params;
+  params.gpu_of_rank = call.gpus;
+  const bool flow_level = fabric_.flow_level();
+  const bool point_to_point = call.flows || call.op == CollectiveOp::kSendRecv || call.op == CollectiveOp::kAllToAll ||
+                              call.op == CollectiveOp::kGather || call.op == CollectiveOp::kScatter;
+  if (point_to_point) {
+    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu) : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu);
+    params.step_latency = gpu.protocols.at(*parse_protocol(plan.protocol)).step_latency;
+  } else {
+    const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_available(call.gpus);
+    const TunerChoice choice = choose(gpu, {call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls});
+    if (choice.algorithm == Algorithm::kNvls) {
+      if (!nvls)
+        throw core::ConfigError(fabric_.spec().file, "/devices", "NVLS needs a switch with in-network reduction attached to every GPU used");
+      const NvlsRequest request{ranks, call.bytes, choice.channels, call.element_size};
+      plan = flow_level ? plan_nvls_flow(request, *gpu.nvls) : plan_nvls_all_reduce(request, *gpu.nvls);
+      params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
+    } else {
+      const auto& protocol = gpu.protocols.at(choice.protocol);
+      const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
+      if (choice.algorithm == Algorithm::kTree) {
+        plan = plan_tree_all_reduce(chain, protocol);
+      } else if (call.op == CollectiveOp::kBroadcast || call.op == CollectiveOp::kReduce) {
+        plan = plan_chain(chain, protocol);
+      } else {
+        const RingRequest ring{call.op, ranks, call.bytes, choice.channels, choice.protocol, call.element_size};
+        std::vector<int> domains, rails;
+        for (int g : call.gpus) {
+          domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
+          rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
+        }
+        const auto rings = rail_aligned_rings(domains, rails, choice.channels);
+        // In one NVLink domain every channel runs the same ring over the
+        // same links: one weighted flow per hop stands for them all.
+        plan = flow_level ? plan_ring_flow(ring, protocol, rings.empty()) : plan_ring(ring, protocol);
+        place_on_rings(plan, rings);
+      }
+      params.step_latency = protocol.step_latency;
+      params.reduce_latency = gpu.reduce_latency;
+      params.channel_cap = protocol.channel_cap;
+    }
+  }
+  if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
+  params.flow_level = plan.aggregated;
+  return out;
+}
+
+}  // namespace fabsim::traces

@@ -1,0 +1,55 @@
+#pragma once
+/// Turns one collective call on a set of GPUs into the plan and execution
+/// parameters the executor runs: NCCL's choice of algorithm, protocol and
+/// channels (or the forced ones), the planner for that choice, rings laid out
+/// on the rails, flow-level aggregation when the fabric shares bandwidth as
+/// flows. nccl-test sweeps and trace replay both call it.
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "topologies/fabric_backend.hpp"
+#include "traces/collectives/p2p_planner.hpp"
+#include "traces/collectives/tuner.hpp"
+#include "traces/executor/plan_executor.hpp"
+
+namespace fabsim::traces {
+
+struct CollectiveCall {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  core::Bytes bytes = 0;  ///< nccl-tests' size column: the buffer, or the total for gather-type and all-to-all ops
+  int root = 0;
+  std::vector<int> gpus;  ///< global GPU index of each communicator rank
+  std::optional<Algorithm> algorithm;
+  std::optional<topo::Protocol> protocol;
+  std::optional<int> channels;
+  core::Bytes element_size = 4;
+  /// Point-to-point traffic given pair by pair (send/recv, uneven all-to-all);
+  /// replaces the flows `op` implies. Ranks index `gpus`.
+  std::optional<std::vector<P2PFlow>> flows;
+};
+
+struct PlannedCall {
+  CollectivePlan plan;
+  ExecutionParams params;
+  core::TimePs launch_overhead = 0;  ///< host enqueue and kernel launch before the first transfer
+};
+
+class CollectivePlanner {
+ public:
+  /// `fabric` must outlive the planner.
+  explicit CollectivePlanner(topo::FabricBackend& fabric);
+
+  /// Throws core::ConfigError when the fabric cannot run the call (NVLS without a SHARP switch).
+  PlannedCall plan(const CollectiveCall& call);
+
+ private:
+  bool nvls_available(const std::vector<int>& gpus);
+
+  topo::FabricBackend& fabric_;
+  std::vector<int> domain_of_gpu_, rail_of_gpu_;
+  std::map<std::vector<int>, bool> nvls_cache_;
+};
+
+}  // namespace fabsim::traces
