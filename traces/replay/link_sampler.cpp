@@ -22,6 +22,7 @@ void LinkSampler::sample() {
     // Keep every other sample from the first: cumulative counters stay exact.
     std::size_t kept = 0;
     for (std::size_t i = 0; i < timeline_.times.size(); i += 2, ++kept) {
+      if (kept == i) continue;  // a vector moved onto itself would be emptied
       timeline_.times[kept] = timeline_.times[i];
       timeline_.cumulative[kept] = std::move(timeline_.cumulative[i]);
     }
