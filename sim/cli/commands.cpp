@@ -335,6 +335,7 @@ void register_commands(CLI::App& app, CommandSet& commands) {
   register_nccl_test(app, commands);
   register_run(app, commands);
   register_replay(app, commands);
+  register_trace(app, commands);
   register_describe(app, commands);
 }
 

@@ -17,6 +17,7 @@
 #include "sim/report/replay_report.hpp"
 #include "topologies/fabric.hpp"
 #include "topologies/flow_fabric.hpp"
+#include "traces/import/importers.hpp"
 #include "traces/replay/trace_loader.hpp"
 
 namespace fabsim::cli {
@@ -204,7 +205,71 @@ int run_replay(const ReplayFlags& f) {
   return 0;
 }
 
+int run_import(const std::string& from, const std::vector<std::string>& files, const std::string& output) {
+  traces::TraceBuilder builder = [&] {
+    try {
+      if (from == "nccl-log") return traces::import_nccl_log(files);
+      if (from == "kineto") return traces::import_kineto(files);
+      if (from == "chakra") return traces::import_chakra(files);
+    } catch (const nlohmann::json::exception& e) {
+      // A field of an unexpected JSON type somewhere in the input.
+      throw core::ConfigError(files.size() == 1 ? files.front() : fmt::format("{} (one of {} files)", files.front(), files.size()), "",
+                              fmt::format("a field has an unexpected type for {} input ({})", from, e.what()));
+    }
+    throw core::ConfigError(kOrigin, "--from", fmt::format("unknown format '{}' (expected nccl-log, kineto or chakra)", from));
+  }();
+  const nlohmann::ordered_json doc = builder.build();
+  std::ofstream out(output);
+  if (!out) throw core::ConfigError(kOrigin, "-o", fmt::format("cannot write '{}'", output));
+  out << doc.dump(1) << '\n';
+  std::size_t ops = 0;
+  for (const auto& p : doc["programs"]) ops += p["ops"].size() * p["ranks"].size();
+  fmt::print(std::cerr, "fabsim: {} -> {}: {} ranks, {} communicators, {} programs, {} ops; {} warning(s)\n", from, output,
+             builder.world_size, builder.comms.size(), doc["programs"].size(), ops, builder.warnings.total());
+  for (const auto& [what, count] : builder.warnings.counts()) fmt::print(std::cerr, "warning: {} x {}\n", count, what);
+  try {
+    traces::parse_trace(nlohmann::json::parse(doc.dump()), output);
+  } catch (const core::ConfigError& e) {
+    fmt::print(std::cerr, "warning: {} does not replay as it is:\n", output);
+    for (std::size_t i = 0; i < e.items().size() && i < 5; ++i) fmt::print(std::cerr, "  {}\n", e.items()[i].to_string());
+  }
+  return 0;
+}
+
+int run_check(const std::string& path) {
+  const traces::Trace t = traces::load_trace(path);
+  std::size_t ops = 0, instances = 0;
+  for (const auto& p : t.programs) {
+    std::size_t per_rank = 0;
+    for (const auto& op : p.ops) per_rank += static_cast<std::size_t>(op.repeat);
+    ops += p.ops.size();
+    instances += per_rank * p.ranks.size();
+  }
+  fmt::print("trace {} ({}): {} ranks, {} communicators, {} programs, {} ops, {} op instances over {} iteration(s); "
+             "collectives agree and every send has its receive\n",
+             t.name.empty() ? path : t.name, path, t.world_size, t.communicators.size(), t.programs.size(), ops,
+             instances * static_cast<std::size_t>(t.iterations), t.iterations);
+  return 0;
+}
+
 }  // namespace
+
+void register_trace(CLI::App& app, CommandSet& commands) {
+  auto* trace = app.add_subcommand("trace", "Import traces from other formats, or check a native trace");
+  trace->require_subcommand(1);
+  auto from = std::make_shared<std::string>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  auto* imp = trace->add_subcommand("import", "Convert NCCL debug logs, PyTorch profiler (Kineto) or Chakra traces to fabsim-trace JSON");
+  imp->add_option("--from", *from, "nccl-log, kineto or chakra")->required();
+  imp->add_option("files", *files, "Input files: one per rank (a merged NCCL log is fine), in rank order for chakra")->required();
+  imp->add_option("-o,--output", *output, "The native trace to write")->required();
+  imp->callback([from, files, output, &commands] { commands.action = [from, files, output] { return run_import(*from, *files, *output); }; });
+  auto path = std::make_shared<std::string>();
+  auto* check = trace->add_subcommand("check", "Load a native trace and run every consistency check, without a fabric");
+  check->add_option("trace", *path, "Trace file")->required();
+  check->callback([path, &commands] { commands.action = [path] { return run_check(*path); }; });
+}
 
 void register_replay(CLI::App& app, CommandSet& commands) {
   auto f = std::make_shared<ReplayFlags>();

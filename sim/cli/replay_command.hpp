@@ -10,5 +10,6 @@
 namespace fabsim::cli {
 
 void register_replay(CLI::App& app, CommandSet& commands);
+void register_trace(CLI::App& app, CommandSet& commands);
 
 }  // namespace fabsim::cli

@@ -1,0 +1,241 @@
+/// Chakra execution traces (chakra_jsonizer output) -> native trace. One file
+/// per rank, in rank order. GPU nodes replay: COMP_NODE as compute,
+/// COMM_COLL_NODE by comm_type, COMM_SEND/RECV_NODE with comm_dst/comm_src;
+/// data_deps between GPU nodes are the dependencies (ctrl_deps are the call
+/// stack), sorted into a topological order; streams from the "stream"
+/// attribute. Process groups come from the "## process_group:init ##" node.
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <queue>
+#include <set>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "traces/import/importers.hpp"
+
+namespace fabsim::traces {
+
+namespace {
+
+using nlohmann::json;
+
+/// The concatenated objects of a jsonizer file ("}{" with no separator).
+std::vector<json> read_objects(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw core::ConfigError(file, "", "cannot open the file (does it exist and is it readable?)");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  std::vector<json> objects;
+  std::size_t pos = 0;
+  while (true) {
+    pos = text.find_first_not_of(" \t\r\n", pos);
+    if (pos == std::string::npos) break;
+    // Find the end of this object by brace depth, skipping strings.
+    std::size_t depth = 0, i = pos;
+    bool in_string = false;
+    for (; i < text.size(); ++i) {
+      const char ch = text[i];
+      if (in_string) {
+        if (ch == '\\') ++i;
+        else if (ch == '"') in_string = false;
+      } else if (ch == '"') {
+        in_string = true;
+      } else if (ch == '{') {
+        ++depth;
+      } else if (ch == '}' && --depth == 0) {
+        break;
+      }
+    }
+    try {
+      objects.push_back(json::parse(text.substr(pos, i + 1 - pos)));
+    } catch (const json::exception&) {
+      throw core::ConfigError(file, "", fmt::format("object {} (at byte {}) is not valid JSON: expected chakra_jsonizer output "
+                                                    "(protobuf JSON objects one after another)", objects.size(), pos));
+    }
+    pos = i + 1;
+  }
+  if (objects.empty()) throw core::ConfigError(file, "", "no JSON objects: expected chakra_jsonizer output");
+  return objects;
+}
+
+/// Attribute values by name; the protobuf JSON writes 64-bit integers as strings.
+std::map<std::string, json> attributes(const json& node) {
+  std::map<std::string, json> out;
+  if (!node.contains("attr")) return out;
+  for (const auto& a : node["attr"]) {
+    if (!a.contains("name")) continue;
+    for (const auto& [key, value] : a.items())
+      if (key != "name") out[a["name"].get<std::string>()] = value;
+  }
+  return out;
+}
+
+std::int64_t as_int(const json& v) {
+  if (v.is_string()) return std::stoll(v.get<std::string>());
+  if (v.is_number()) return v.get<std::int64_t>();
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  return 0;
+}
+
+std::string node_id(const json& node) { return node.contains("id") ? node["id"].is_string() ? node["id"].get<std::string>() : node["id"].dump() : "0"; }
+
+}  // namespace
+
+TraceBuilder import_chakra(const std::vector<std::string>& files) {
+  TraceBuilder b("chakra import", "chakra", files);
+  b.world_size = static_cast<int>(files.size());
+  std::map<std::string, std::vector<int>> pg_ranks;  // pg_name -> ranks (empty: all)
+  std::map<std::string, std::string> pg_desc;
+  std::vector<std::vector<json>> all(files.size());
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    all[f] = read_objects(files[f]);
+    for (const auto& node : all[f]) {
+      if (node.value("name", "") != "## process_group:init ##") continue;
+      // inputs.values is a Python repr: "['[{\"pg_name\": ...}]']".
+      const std::string values = node.contains("inputs") ? node["inputs"].value("values", "") : "";
+      const auto begin = values.find("[{"), end = values.rfind("}]");
+      if (begin == std::string::npos || end == std::string::npos) {
+        b.warnings.add("process_group:init node without a readable group list");
+        continue;
+      }
+      try {
+        for (const auto& pg : json::parse(values.substr(begin, end + 2 - begin))) {
+          const std::string name = pg.value("pg_name", "");
+          pg_ranks[name] = pg.contains("ranks") ? pg["ranks"].get<std::vector<int>>() : std::vector<int>{};
+          pg_desc[name] = pg.value("pg_desc", "");
+          b.world_size = std::max(b.world_size, pg.value("pg_size", 0));
+        }
+      } catch (const json::exception&) {
+        b.warnings.add("process_group:init node without a readable group list");
+      }
+    }
+  }
+  std::map<std::string, int> comm_of_pg;
+  auto comm_for = [&](const std::string& pg) -> int {
+    if (const auto it = comm_of_pg.find(pg); it != comm_of_pg.end()) return it->second;
+    std::vector<int> ranks = pg_ranks.contains(pg) ? pg_ranks[pg] : std::vector<int>{};
+    if (!pg_ranks.contains(pg) && !pg.empty() && pg != "0") return -1;
+    if (ranks.empty())
+      for (int r = 0; r < b.world_size; ++r) ranks.push_back(r);  // "" / "0" / [] = the world
+    ImportedComm c;
+    c.id = pg_desc[pg].empty() ? "pg" + (pg.empty() ? std::string("0") : pg) : pg_desc[pg];
+    for (const auto& other : b.comms)
+      if (other.id == c.id) c.id += "." + pg;
+    c.desc = pg_desc[pg];
+    c.source_id = pg;
+    c.groups.push_back(std::move(ranks));
+    comm_of_pg[pg] = static_cast<int>(b.comms.size());
+    b.comms.push_back(std::move(c));
+    return comm_of_pg[pg];
+  };
+
+  static const std::map<std::int64_t, std::string> kCommTypes = {
+      {0, "allreduce"}, {1, "reduce"}, {2, "allgather"}, {3, "gather"}, {4, "scatter"},
+      {5, "broadcast"}, {6, "alltoall"}, {7, "reducescatter"}, {8, "reducescatter"}, {9, "barrier"}};
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const int rank = static_cast<int>(f);
+    std::map<std::string, ImportedOp> kept;                   // by node id
+    std::map<std::string, std::vector<std::string>> deps_of;  // kept node -> all its data deps
+    std::vector<std::string> order;                            // kept ids in file order
+    std::size_t cpu_deps = 0;
+    for (const auto& node : all[f]) {
+      if (!node.contains("type")) continue;  // the GlobalMetadata object
+      const std::string type = node["type"].get<std::string>();
+      const auto attr = attributes(node);
+      const bool cpu = attr.contains("is_cpu_op") && as_int(attr.at("is_cpu_op")) != 0;
+      if (cpu || type == "METADATA_NODE" || type == "INVALID_NODE") continue;
+      ImportedOp op;
+      op.id = node_id(node);
+      op.name = node.value("name", "").substr(0, 60);
+      if (attr.contains("stream")) op.stream = fmt::format("s{}", as_int(attr.at("stream")));
+      const auto micros = node.contains("durationMicros") ? as_int(node["durationMicros"]) : 0;
+      if (type == "COMP_NODE") {
+        op.type = "compute";
+        op.duration_ns = static_cast<std::uint64_t>(micros) * 1000;
+        if (micros == 0 && attr.contains("num_ops")) b.warnings.add("compute node with FLOP counts but no duration: 0 ns (no roofline model)");
+      } else if (type == "COMM_COLL_NODE" || type == "COMM_SEND_NODE" || type == "COMM_RECV_NODE") {
+        const std::string pg = attr.contains("pg_name") ? attr.at("pg_name").get<std::string>() : "";
+        op.comm = comm_for(pg);
+        if (op.comm < 0) {
+          b.warnings.add(fmt::format("communication node on unknown process group '{}': skipped", pg));
+          continue;
+        }
+        const core::Bytes bytes = attr.contains("comm_size") ? static_cast<core::Bytes>(as_int(attr.at("comm_size"))) : 0;
+        if (type == "COMM_COLL_NODE") {
+          const auto t = attr.contains("comm_type") ? kCommTypes.find(as_int(attr.at("comm_type"))) : kCommTypes.end();
+          if (t == kCommTypes.end()) {
+            b.warnings.add("collective node without a known comm_type: skipped");
+            continue;
+          }
+          op.type = t->second;
+          op.bytes = bytes;
+          if (op.type == "broadcast" || op.type == "reduce" || op.type == "gather" || op.type == "scatter") {
+            op.root = b.comms[static_cast<std::size_t>(op.comm)].groups.front().front();
+            b.warnings.add("rooted collective: Chakra names no root, the group's first rank assumed");
+          }
+        } else {
+          const bool send = type == "COMM_SEND_NODE";
+          const char* key = send ? "comm_dst" : "comm_src";
+          if (!attr.contains(key)) {
+            b.warnings.add(fmt::format("{} node without {}: skipped (PyTorch-converted traces lack peers)", send ? "send" : "recv", key));
+            continue;
+          }
+          op.type = send ? "send" : "recv";
+          (send ? op.sends : op.recvs).push_back({static_cast<int>(as_int(attr.at(key))), bytes});
+        }
+        op.measured = {{"dur_ns", micros * 1000}};
+      } else {
+        b.warnings.add(fmt::format("node type {} has no native equivalent: skipped", type));
+        continue;
+      }
+      if (node.contains("dataDeps"))
+        for (const auto& d : node["dataDeps"]) deps_of[op.id].push_back(d.is_string() ? d.get<std::string>() : d.dump());
+      order.push_back(op.id);
+      kept.emplace(op.id, std::move(op));
+    }
+    // Topological order (Kahn), ties in file order; deps on CPU nodes drop.
+    std::map<std::string, int> unmet;
+    std::map<std::string, std::vector<std::string>> users;
+    for (const auto& id : order) {
+      unmet[id] = 0;
+      for (const auto& d : deps_of[id]) {
+        if (!kept.contains(d)) {
+          ++cpu_deps;
+          continue;
+        }
+        kept[id].deps.push_back(d);
+        users[d].push_back(id);
+        ++unmet[id];
+      }
+    }
+    std::map<std::size_t, std::string> ready;  // file position -> id
+    std::map<std::string, std::size_t> position;
+    for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+    for (const auto& id : order)
+      if (unmet[id] == 0) ready.emplace(position[id], id);
+    auto& list = b.ops_of_rank[rank];
+    while (!ready.empty()) {
+      const std::string id = ready.begin()->second;
+      ready.erase(ready.begin());
+      for (const auto& u : users[id])
+        if (--unmet[u] == 0) ready.emplace(position[u], u);
+      list.push_back(std::move(kept[id]));
+    }
+    if (list.size() != order.size()) {
+      std::string cycle;
+      for (const auto& id : order)
+        if (unmet[id] > 0) cycle += (cycle.empty() ? "" : ", ") + id;
+      throw core::ConfigError(files[f], "", fmt::format("the data dependencies of nodes {} form a cycle", cycle));
+    }
+    if (cpu_deps > 0) b.warnings.add("dependencies on CPU nodes dropped (GPU nodes keep their GPU-to-GPU data dependencies)", cpu_deps);
+  }
+  for (int r = 0; r < b.world_size; ++r)
+    if (!b.ops_of_rank.contains(r)) b.warnings.add("ranks with no trace file (the trace replays once every rank's file is imported)");
+  return b;
+}
+
+}  // namespace fabsim::traces
