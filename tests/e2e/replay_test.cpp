@@ -178,3 +178,16 @@ TEST_CASE("Stock TP+PP trace: pipeline messages cross the network, tensor-parall
   // 16 ranks x 2 iterations, each rank's program fully replayed.
   CHECK(doc["ops"].size() == 2 * 8 * (198 + 198));
 }
+
+TEST_CASE("An imported NCCL log replays, and fabsim trace check accepts it", "[replay]") {
+  const auto out = testing::write_temp("from-log.json", "");
+  const auto imported = testing::run_fabsim("trace import --from nccl-log " +
+                                            testing::source_path("../shared/examples/traces/real/nccl_debug_info_4rank.log") + " -o " + out);
+  REQUIRE(imported.exit_code == 0);
+  const auto check = testing::run_fabsim("trace check " + out);
+  CHECK(check.exit_code == 0);
+  CHECK_THAT(check.out, Catch::Contains("4 ranks, 2 communicators"));
+  const auto doc = run_json("replay -t " + topology("hgx-h100") + " " + out);
+  CHECK(doc["ops"].size() == 20);
+  CHECK(doc["makespan_us"].get<double>() > 0);
+}

@@ -1,0 +1,166 @@
+#include <catch2/catch.hpp>
+
+#include "sim/core/error.hpp"
+#include "test_support.hpp"
+#include "traces/import/importers.hpp"
+#include "traces/replay/trace_loader.hpp"
+
+using namespace fabsim;
+using nlohmann::json;
+
+namespace {
+
+std::string real(const std::string& name) { return testing::source_path("../shared/examples/traces/real/" + name); }
+
+/// The built trace as plain JSON, and the ops of the program running `rank`.
+json built(traces::TraceBuilder& b) { return json::parse(b.build().dump()); }
+json ops_of(const json& doc, int rank) {
+  for (const auto& p : doc["programs"])
+    for (const auto& r : p["ranks"])
+      if (r == rank) return p["ops"];
+  return json::array();
+}
+std::uint64_t warnings_containing(const traces::TraceBuilder& b, const std::string& text) {
+  std::uint64_t n = 0;
+  for (const auto& [what, count] : b.warnings.counts())
+    if (what.find(text) != std::string::npos) n += count;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("NCCL log import: communicators from init lines, ops in call order, group calls batched", "[import]") {
+  auto b = traces::import_nccl_log({real("nccl_debug_info_4rank.log")});
+  const json doc = built(b);
+  CHECK(b.warnings.total() == 0);
+  CHECK(doc["world_size"] == 4);
+  REQUIRE(doc["communicators"].size() == 2);
+  CHECK(doc["communicators"][0]["groups"] == json::parse("[[0, 1, 2, 3]]"));
+  CHECK(doc["communicators"][1]["groups"] == json::parse("[[0, 1], [2, 3]]"));
+  const json ops = ops_of(doc, 0);
+  REQUIRE(ops.size() == 5);
+  CHECK(ops[0]["type"] == "broadcast");
+  CHECK(ops[0]["bytes"] == 256 * 8);  // count 256 of datatype 4 (int64)
+  CHECK(ops[0]["root"] == 0);
+  CHECK(ops[1]["type"] == "allgather");
+  CHECK(ops[1]["bytes"] == 1048576 * 2);      // the per-rank shard: count x bf16
+  CHECK(ops[2]["bytes"] == 1048576 * 2 * 2);  // reduce-scatter: count x size x nranks
+  CHECK(ops[3]["bytes"] == 4194304 * 4);
+  CHECK(ops[3]["measured"]["algo"] == "RING");
+  CHECK(ops[3]["measured"]["proto"] == "SIMPLE");
+  CHECK(ops[4]["type"] == "p2p_batch");
+  CHECK(ops[4]["sends"] == json::parse(R"([{"peer": 2, "bytes": 4194304}])"));
+  CHECK(ops[4]["recvs"] == json::parse(R"([{"peer": 2, "bytes": 4194304}])"));
+  CHECK(ops_of(doc, 3)[4]["sends"][0]["peer"] == 1);
+  CHECK_NOTHROW(traces::parse_trace(doc, "imported.json"));  // it replays as it is
+}
+
+TEST_CASE("NCCL log import counts what it cannot map", "[import]") {
+  const std::string head =
+      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0x99 - Init COMPLETE\n"
+      "h:2:2 [1] NCCL INFO ncclCommInitRank comm 0xb rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 2 commId 0x99 - Init COMPLETE\n";
+  const std::string body =
+      "h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 8 datatype 42 op 0 root 0 comm 0xa [nranks=2] stream 0x5\n"
+      "h:1:1 [0] NCCL INFO PutSignal: opCount 1 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 1 comm 0xa [nranks=2] stream 0x5\n"
+      "h:1:1 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xa [nranks=2] stream 0x5\n"
+      "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] st\n"
+      "garbled NCCL line from two ranks writing at once\n"
+      "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xc [nranks=2] stream 0x6\n";
+  auto b = traces::import_nccl_log({testing::write_temp("odd.log", head + body)});
+  CHECK(warnings_containing(b, "unknown NCCL datatype 42") == 1);
+  CHECK(warnings_containing(b, "'PutSignal' has no native equivalent") == 1);
+  CHECK(warnings_containing(b, "COLL line in an unknown layout") == 1);
+  CHECK(warnings_containing(b, "not in its debug-line format") == 1);
+  CHECK(warnings_containing(b, "no Init COMPLETE line") == 1);
+  CHECK(ops_of(built(b), 0).size() == 1);
+  CHECK_THROWS_WITH(traces::import_nccl_log({testing::write_temp("none.log", "hello\n")}),
+                    Catch::Contains("no NCCL debug lines found"));
+  CHECK_THROWS_WITH(traces::import_nccl_log({testing::write_temp("noinit.log", body)}), Catch::Contains("no 'Init COMPLETE' lines"));
+}
+
+TEST_CASE("Kineto import: process groups, NCCL kernels with their sizes, compute and its stream wait", "[import]") {
+  auto b = traces::import_kineto({real("kineto_rank0_tp2pp2.json")});
+  const json doc = built(b);
+  CHECK(doc["world_size"] == 4);
+  // Only rank 0's file: the other ranks are reported, not invented.
+  CHECK(warnings_containing(b, "ranks with no profiler file") == 3);
+  const json ops = ops_of(doc, 0);
+  REQUIRE(ops.size() == 5);
+  CHECK(ops[0]["type"] == "allgather");
+  CHECK(ops[0]["comm"] == "tp");
+  CHECK(ops[0]["bytes"] == 4194304 * 2);  // In msg nelems x BFloat16
+  CHECK(ops[0]["measured"]["dur_ns"] == 44384);
+  CHECK(ops[1]["type"] == "compute");
+  CHECK(ops[1]["duration_ns"] == 1748902);
+  CHECK(ops[1]["deps"] == json::array({"comm0"}));  // after the cudaStreamWaitEvent
+  CHECK(ops[2]["type"] == "reducescatter");
+  CHECK(ops[2]["bytes"] == 8388608 * 2);
+  CHECK(ops[3]["type"] == "send");
+  CHECK(ops[3]["comm"] == "pp");
+  CHECK(ops[3]["peer"] == 1);  // global rank 2 from "nccl:send 0->2" is local 1 of [0, 2]
+  CHECK(ops[4]["type"] == "allreduce");
+  CHECK(ops[4]["bytes"] == 4);
+  json groups;
+  for (const auto& c : doc["communicators"]) groups[c["id"].get<std::string>()] = c["groups"];
+  CHECK(groups["default_pg"] == json::parse("[[0, 1, 2, 3]]"));
+  CHECK(groups["tp"] == json::parse("[[0, 1]]"));
+  CHECK(groups["pp"] == json::parse("[[0, 2]]"));
+}
+
+TEST_CASE("Kineto import of every rank's file gives a trace that replays; unknown fields pass, unknown collectives count", "[import]") {
+  auto file = [](int rank) {
+    const std::string r = std::to_string(rank);
+    return testing::write_temp("k" + r + ".json", R"J({"schemaVersion": 1, "x-vendor": {"anything": true},
+      "distributedInfo": {"rank": )J" + r + R"J(, "world_size": 2, "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2, "ranks": []}]},
+      "traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 100.0, "dur": 50.0, "args": {"stream": 7, "correlation": 1, "new-field": 3}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 150.0, "dur": 25.0, "args": {"stream": 7, "correlation": 2}},
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 20, "ts": 200.0, "dur": 9.0,
+         "args": {"stream": 20, "correlation": 3, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576,
+                  "dtype": "Float", "Process Group Name": "0", "Group size": 2}},
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic_1(x)", "pid": 0, "tid": 20, "ts": 300.0, "dur": 9.0,
+         "args": {"stream": 20, "Collective name": "frobnicate", "In msg nelems": 1, "dtype": "Float", "Process Group Name": "0"}}]})J");
+  };
+  auto b = traces::import_kineto({file(0), file(1)});
+  CHECK(warnings_containing(b, "'frobnicate' has no native equivalent") == 2);
+  const json doc = built(b);
+  CHECK(doc["programs"].size() == 1);  // both ranks run the same program: merged
+  const json ops = ops_of(doc, 1);
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0]["duration_ns"] == 75000);  // the two kernels of stream 7, busy time
+  CHECK(ops[1]["bytes"] == 1048576 * 4);
+  CHECK_NOTHROW(traces::parse_trace(doc, "imported.json"));
+  CHECK_THROWS_WITH(traces::import_kineto({testing::write_temp("bad.json", R"({"traceEvents": []})")}),
+                    Catch::Contains("missing required key 'distributedInfo'"));
+}
+
+TEST_CASE("Chakra import: GPU nodes, their data dependencies, process groups from the metadata node", "[import]") {
+  auto b = traces::import_chakra({real("chakra_et_rank0.jsonizer.json")});
+  const json doc = built(b);
+  CHECK(doc["world_size"] == 4);
+  const json ops = ops_of(doc, 0);
+  REQUIRE(ops.size() == 5);
+  CHECK(ops[0]["id"] == "11");
+  CHECK(ops[0]["type"] == "allgather");
+  CHECK(ops[0]["bytes"] == 8388608);
+  CHECK(ops[1]["id"] == "21");
+  CHECK(ops[1]["duration_ns"] == 1749000);
+  CHECK(ops[1]["deps"] == json::array({"11"}));  // its CPU launcher (20) is not replayed
+  CHECK(ops[2]["type"] == "reducescatter");
+  CHECK(ops[3]["type"] == "send");
+  CHECK(ops[3]["peer"] == 1);  // comm_dst 2 in pg "3" = [0, 2]
+  CHECK(ops[4]["bytes"] == 4);
+  CHECK(warnings_containing(b, "dependencies on CPU nodes dropped") == 5);
+  json groups;
+  for (const auto& c : doc["communicators"]) groups[c["id"].get<std::string>()] = c["groups"];
+  CHECK(groups["default_pg"] == json::parse("[[0, 1, 2, 3]]"));  // "ranks": [] means every rank
+}
+
+TEST_CASE("Chakra import rejects what is not jsonizer output and dependency cycles", "[import]") {
+  CHECK_THROWS_WITH(traces::import_chakra({testing::write_temp("bad.et.json", "{\"id\": \"1\"}{\"id\": ")}),
+                    Catch::Contains("is not valid JSON: expected chakra_jsonizer output"));
+  const auto cycle = testing::write_temp("cycle.et.json", R"({"attr": []}
+    {"id": "1", "name": "a", "type": "COMP_NODE", "dataDeps": ["2"], "durationMicros": "5", "attr": [{"name": "is_cpu_op", "boolVal": false}]}
+    {"id": "2", "name": "b", "type": "COMP_NODE", "dataDeps": ["1"], "durationMicros": "5", "attr": [{"name": "is_cpu_op", "boolVal": false}]})");
+  CHECK_THROWS_WITH(traces::import_chakra({cycle}), Catch::Contains("the data dependencies of nodes 1, 2 form a cycle"));
+}
