@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+#include "traces/collectives/tuner.hpp"
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -217,6 +219,17 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     for (const auto& p : m.peers) peers.push_back(&p);
     for (const auto& s : m.sweeps) {
       std::string why;
+      if (s.gpus < 2) {
+        // NCCL copies locally on one rank: no link carries anything to fit.
+        skipped.push_back(fmt::format("{}: one GPU moves no data between GPUs (kept in the file as a record)", s.id));
+        continue;
+      }
+      const auto algorithm = traces::parse_algorithm(s.algorithm);
+      if (algorithm && *algorithm != traces::Algorithm::kRing && s.op != traces::CollectiveOp::kAllReduce) {
+        // NCCL_ALGO names an algorithm NCCL lacks for this collective; NCCL then runs another.
+        skipped.push_back(fmt::format("{}: NCCL has no {} {}: which algorithm ran is unknown", s.id, s.algorithm, traces::collective_name(s.op)));
+        continue;
+      }
       const auto topology = topology_for(s, options, why);
       if (topology.empty()) {
         skipped.push_back(fmt::format("{}: {}", s.id, why));

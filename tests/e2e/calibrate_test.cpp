@@ -136,3 +136,21 @@ TEST_CASE("harness host transfers fix the PCIe efficiency, and sweeps take a pro
   REQUIRE(calibrated.exit_code == 0);
   CHECK(busbw(calibrated.out) == Approx(busbw(plain.out) / 2).epsilon(0.05));
 }
+
+TEST_CASE("a real H200 harness run confirms the catalogue's PCIe Gen5 efficiency and skips what it cannot fit", "[calibration][slow]") {
+  // configs/calibration/h200-single-gpu-harness.json: fabsim-calibrate on one
+  // H200 (2026-11-30). One GPU: its NCCL sweeps move nothing between GPUs,
+  // and NCCL_ALGO=Tree sweeps of all_gather ran some other algorithm.
+  const auto profile_path = write_temp("h200-profile.json", "");
+  const auto fit = run_fabsim(fmt::format("calibrate -m {} -o {}", source_path("configs/calibration/h200-single-gpu-harness.json"), profile_path));
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.out, Catch::Contains("harness:all_gather:Tree:1gpu: one GPU moves no data between GPUs"));
+  const json profile = json::parse(std::ifstream(profile_path));
+  const double measured = profile["catalogue_patch"]["links"]["pcie-gen5-x16"]["efficiency"]["value"].get<double>();
+  // The catalogue's 0.88 comes from nvbandwidth on 8x H200 (hardware-specs.json); this independent run agrees within 1%.
+  const auto catalogue = fabsim::topo::load_hardware_catalogue(source_path("configs/hardware/catalogue.json"));
+  const double cited = catalogue.links.at("pcie-gen5-x16").efficiency;
+  fmt::print("PCIe Gen5 x16 efficiency: catalogue {:.4f}, H200 harness {:.4f}, error {:.2f}%\n", cited, measured,
+             100.0 * std::abs(cited - measured) / measured);
+  CHECK(cited == Approx(measured).epsilon(0.01));
+}
