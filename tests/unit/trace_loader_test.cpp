@@ -109,3 +109,12 @@ TEST_CASE("A receive of the wrong size is named with its send", "[trace]") {
   CHECK_THAT(errors_of(text), Catch::Contains("/programs/1/ops/0: send #1 from rank 0 to rank 1 on 'pp' (s) carries 64 B but the "
                                               "matching receive (r) expects 32 B"));
 }
+
+TEST_CASE("A count with a dtype stands for bytes; a count without one, or an unknown dtype, is an error", "[trace]") {
+  const auto t = traces::parse_trace(nlohmann::json::parse(one_op_trace(R"({"id": "a", "type": "allreduce", "comm": "c", "count": 1024, "dtype": "bf16"})")), "t.json");
+  CHECK(t.programs[0].ops[0].bytes == 2048);
+  CHECK_THAT(errors_of(one_op_trace(R"({"id": "a", "type": "allreduce", "comm": "c", "count": 1024})")),
+             Catch::Contains("/programs/0/ops/0/count: a count needs a dtype"));
+  CHECK_THAT(errors_of(one_op_trace(R"({"id": "a", "type": "allreduce", "comm": "c", "bytes": 8, "dtype": "float"})")),
+             Catch::Contains("/programs/0/ops/0/dtype: unknown dtype 'float'"));
+}

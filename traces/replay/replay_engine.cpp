@@ -16,12 +16,7 @@ namespace {
 constexpr core::TimePs kNotEnded = std::numeric_limits<core::TimePs>::max();
 }  // namespace
 
-core::Bytes dtype_bytes(const std::string& dtype) {
-  if (dtype == "f64" || dtype == "i64" || dtype == "u64") return 8;
-  if (dtype == "f16" || dtype == "bf16") return 2;
-  if (dtype == "i8" || dtype == "u8" || dtype == "f8e4m3" || dtype == "f8e5m2") return 1;
-  return 4;
-}
+core::Bytes dtype_bytes(const std::string& dtype) { return dtype_size(dtype).value_or(4); }
 
 /// What a program's ops wait for: their dependencies and the op before them on their stream.
 struct ReplayEngine::ProgramGraph {

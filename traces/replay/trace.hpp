@@ -36,6 +36,9 @@ std::string trace_op_name(TraceOpType type);
 std::optional<TraceOpType> parse_trace_op(std::string_view name);
 /// The spellings parse_trace_op accepts, comma separated.
 std::string trace_op_names();
+/// Bytes of one element of a native dtype ("bf16" -> 2); nullopt for a name
+/// the format does not define (i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64 f8e4m3 f8e5m2).
+std::optional<core::Bytes> dtype_size(std::string_view dtype);
 /// Collectives: every member of the group takes part (not compute, send, recv or p2p_batch).
 bool is_collective(TraceOpType type);
 bool is_point_to_point(TraceOpType type);

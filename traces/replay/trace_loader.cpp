@@ -139,6 +139,17 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
     }
   }
   op.dtype = o.string("dtype", false).value_or("");
+  if (!op.dtype.empty() && !dtype_size(op.dtype))
+    diag.error(path + "/dtype", fmt::format("unknown dtype '{}' (expected i8, u8, i32, u32, i64, u64, f16, bf16, f32, f64, f8e4m3 or f8e5m2)", op.dtype));
+  // `count` (elements of this rank's input) with `dtype` may stand for `bytes`.
+  auto read_bytes = [&](const char* key) -> core::Bytes {
+    if (o.has("count") && !o.has(key)) {
+      const auto count = o.integer("count");
+      if (op.dtype.empty()) diag.error(path + "/count", "a count needs a dtype to give its size in bytes");
+      return static_cast<core::Bytes>(count.value_or(0)) * dtype_size(op.dtype).value_or(0);
+    }
+    return static_cast<core::Bytes>(o.integer(key).value_or(0));
+  };
   switch (op.type) {
     case TraceOpType::kCompute:
     case TraceOpType::kBarrier: break;
@@ -167,7 +178,7 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
       break;
     case TraceOpType::kSend:
     case TraceOpType::kRecv: {
-      PeerTransfer t{static_cast<int>(o.integer("peer").value_or(0)), static_cast<core::Bytes>(o.integer("bytes").value_or(0))};
+      PeerTransfer t{static_cast<int>(o.integer("peer").value_or(0)), read_bytes("bytes")};
       op.bytes = t.bytes;
       o.integer("tag", false, std::numeric_limits<std::int64_t>::min());
       (op.type == TraceOpType::kSend ? op.sends : op.recvs).push_back(t);
@@ -180,7 +191,7 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
       for (const auto& s : op.sends) op.bytes += s.bytes;
       break;
     default:
-      op.bytes = static_cast<core::Bytes>(o.integer("bytes").value_or(0));
+      op.bytes = read_bytes("bytes");
       if (op.type == TraceOpType::kBroadcast || op.type == TraceOpType::kReduce || op.type == TraceOpType::kGather ||
           op.type == TraceOpType::kScatter)
         op.root = static_cast<int>(o.integer("root", op.type == TraceOpType::kBroadcast || op.type == TraceOpType::kScatter).value_or(0));

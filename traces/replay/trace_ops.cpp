@@ -42,6 +42,15 @@ std::string trace_op_names() {
   return out;
 }
 
+std::optional<core::Bytes> dtype_size(std::string_view dtype) {
+  static constexpr std::pair<const char*, core::Bytes> kSizes[] = {{"i8", 1},  {"u8", 1},   {"i32", 4}, {"u32", 4},
+                                                                   {"i64", 8}, {"u64", 8},  {"f16", 2}, {"bf16", 2},
+                                                                   {"f32", 4}, {"f64", 8}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  for (const auto& [name, size] : kSizes)
+    if (dtype == name) return size;
+  return std::nullopt;
+}
+
 bool is_point_to_point(TraceOpType type) {
   return type == TraceOpType::kSend || type == TraceOpType::kRecv || type == TraceOpType::kP2PBatch;
 }
