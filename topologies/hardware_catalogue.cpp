@@ -186,6 +186,11 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
   m.reduce_latency = to_ps(p.quantity("reduce_latency", QuantityKind::kTime));
   m.ring_channels = static_cast<int>(p.integer("ring_channels").value_or(1));
+  if (o.has("channel_drift_unit")) {
+    m.channel_drift.unit = static_cast<Bytes>(p.quantity("channel_drift_unit", QuantityKind::kBytes).value_or(0));
+    m.channel_drift.mean = to_ps(p.quantity("channel_drift_mean", QuantityKind::kTime));
+    m.channel_drift.sd = to_ps(p.quantity("channel_drift_sd", QuantityKind::kTime));
+  }
   m.p2p_channels = static_cast<int>(p.integer("p2p_channels").value_or(1));
   m.p2p_chunk = static_cast<Bytes>(p.quantity("p2p_chunk", QuantityKind::kBytes).value_or(1));
   m.p2p_ll_threshold = static_cast<Bytes>(p.quantity("p2p_ll_threshold", QuantityKind::kBytes).value_or(1));

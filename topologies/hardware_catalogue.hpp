@@ -105,6 +105,19 @@ struct NvlsParams {
   Bandwidth tuner_head_bandwidth;   ///< NCCL's model bandwidth per NVLS head
 };
 
+/// How far NCCL's channels drift apart over a long pipelined collective: each
+/// `unit` of data a channel moves costs, on top of its modelled time, a delay
+/// of mean `mean` and standard deviation `sd` (SM scheduling, memory and flag
+/// polling jitter). The collective ends with its slowest channel, so a
+/// channel moving K units adds K x mean + sqrt(K) x sd x z(N), z(N) the
+/// expected largest of N standard normal draws. Unit 0: no drift.
+struct ChannelDrift {
+  Bytes unit = 0;
+  TimePs mean = 0;
+  TimePs sd = 0;
+  bool active() const { return unit > 0 && (mean > 0 || sd > 0); }
+};
+
 struct GpuModel {
   std::string name;
   std::string description;
@@ -113,6 +126,7 @@ struct GpuModel {
   TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives
   TimePs reduce_latency = 0;   ///< extra latency of a step that reduces received data with local data
   int ring_channels = 1;       ///< NCCL's ring channel count on this platform
+  ChannelDrift channel_drift;  ///< Simple-protocol collectives (ring, tree, NVLS); none when absent
   Bandwidth tuner_ring_bus_bandwidth;    ///< NCCL's graph busBw for rings (nChannels x per-channel bw)
   Bandwidth tuner_ll_max_bandwidth;      ///< llMaxBw
   Bandwidth tuner_ll128_channel_max;     ///< perChMaxRingLL128Bw

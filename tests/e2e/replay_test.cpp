@@ -23,7 +23,10 @@ std::string topology(const std::string& name) { return testing::source_path("top
 /// A trace of `ranks` ranks in one communicator running `ops` (a JSON list) on every rank.
 std::string spmd_trace(const std::string& name, int ranks, const std::string& ops, int iterations = 1) {
   std::string list;
-  for (int r = 0; r < ranks; ++r) list += (r ? "," : "") + std::to_string(r);
+  for (int r = 0; r < ranks; ++r) {
+    if (r > 0) list += ',';
+    list += std::to_string(r);
+  }
   return testing::write_temp(name, R"({"format": "fabsim-trace", "version": 1, "world_size": )" + std::to_string(ranks) +
                                        R"(, "iterations": )" + std::to_string(iterations) +
                                        R"(, "communicators": [{"id": "all", "groups": [[)" + list +

@@ -72,6 +72,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   }
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
   params.flow_level = plan.aggregated;
+  if (!point_to_point) params.drift = gpu.channel_drift;
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
+#include "traces/executor/channel_drift.hpp"
 
 namespace fabsim::traces {
 
@@ -30,6 +31,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   result_.rank_finish.assign(static_cast<std::size_t>(plan_.ranks), start);
   result_.transfers = n;
   outstanding_ = n;
+  drift_ = channel_drift(plan_, params_.drift);
 
   for (std::size_t i = 0; i < n; ++i) {
     const auto& t = plan_.transfers[i];
@@ -170,15 +172,27 @@ void PlanExecutor::on_received(std::int32_t id) {
   if (t.released_by == kNoTransfer) release(id);
   for (auto next : waits_on_received_[id]) satisfy(next);
   if (--outstanding_ == 0) {
-    for (auto& f : result_.rank_finish) f -= start_;
+    for (auto& f : result_.rank_finish) f = f - start_ + drift_;
     // `done` may start the next plan, which replaces done_: call a moved-out copy.
-    auto done = std::move(done_);
-    done(result_);
+    auto finish = [this] {
+      auto done = std::move(done_);
+      done(result_);
+    };
+    if (drift_ > 0) {
+      timers_.schedule(now + drift_, finish);
+    } else {
+      finish();
+    }
   }
 }
 
 void PlanExecutor::rank_received(int rank, core::TimePs at) {
-  if (rank_done_ && --rank_pending_[static_cast<std::size_t>(rank)] == 0) rank_done_(rank, at);
+  if (!rank_done_ || --rank_pending_[static_cast<std::size_t>(rank)] != 0) return;
+  if (drift_ == 0) {
+    rank_done_(rank, at);
+    return;
+  }
+  timers_.schedule(at + drift_, [done = rank_done_, rank, at = at + drift_] { done(rank, at); });
 }
 
 void PlanExecutor::release(std::int32_t id) {

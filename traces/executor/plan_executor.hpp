@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/transport.hpp"
+#include "topologies/hardware_catalogue.hpp"
 #include "sim/core/timer_queue.hpp"
 #include "traces/collectives/plan.hpp"
 
@@ -24,6 +25,9 @@ struct ExecutionParams {
   /// The transport shares bandwidth as flows: the channel cap becomes each
   /// transfer's rate limit instead of spacing its issues.
   bool flow_level = false;
+  /// Channel drift (topo::ChannelDrift): the plan ends this much after its
+  /// last transfer, for every rank. Set by the planner for collectives.
+  topo::ChannelDrift drift;
 };
 
 /// Completion times of one collective, per rank, relative to its start.
@@ -83,6 +87,7 @@ class PlanExecutor : public models::TransferCompletion {
   std::vector<core::TimePs> engine_free_;  // per (rank, channel)
   std::function<void(int, core::TimePs)> rank_done_;
   std::vector<std::uint32_t> rank_pending_;  // transfers each rank still takes part in (with rank_done_ only)
+  core::TimePs drift_ = 0;                   // channel drift added to every rank's finish
   std::uint64_t id_base_ = 0;              // transfer ids are unique across plans
   std::size_t outstanding_ = 0;
   ExecutionResult result_;
