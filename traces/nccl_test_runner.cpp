@@ -75,6 +75,7 @@ class SweepDriver {
   NcclTestResult run() {
     start_next(0);
     core::run_to_completion();
+    timers_.rethrow_failure();
     if (result_.rows.size() != sizes_.size())
       throw core::SimulationError(fmt::format(
           "the simulation stopped after {} of {} sizes: the {}-byte collective deadlocked with {} transfers outstanding:{}",

@@ -33,9 +33,22 @@ void TimerQueue::on_wake() {
     auto callback = std::move(const_cast<Entry&>(queue_.top()).callback);
     queue_.pop();
     ++fired_;
-    callback();
+    try {
+      callback();
+    } catch (...) {
+      // An input problem found mid-run (a plan the fabric cannot carry):
+      // stop the kernel and let the owner rethrow it after sc_start, rather
+      // than let SystemC turn it into an opaque process error.
+      failure_ = std::current_exception();
+      sc_core::sc_stop();
+      return;
+    }
   }
   arm();
+}
+
+void TimerQueue::rethrow_failure() const {
+  if (failure_) std::rethrow_exception(failure_);
 }
 
 }  // namespace fabsim::core

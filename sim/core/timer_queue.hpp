@@ -4,6 +4,7 @@
 /// than a thread each.
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <queue>
 #include <systemc>
@@ -22,6 +23,9 @@ class TimerQueue : public sc_core::sc_module {
   /// Schedules `callback` at absolute time `at` (>= now).
   void schedule(TimePs at, std::function<void()> callback);
   std::uint64_t fired() const { return fired_; }
+  /// A callback that threw stops the simulation; this rethrows its exception
+  /// (call after the kernel returns). Does nothing when none threw.
+  void rethrow_failure() const;
 
  private:
   struct Entry {
@@ -40,6 +44,7 @@ class TimerQueue : public sc_core::sc_module {
   std::uint64_t next_sequence_ = 0;
   std::uint64_t fired_ = 0;
   TimePs armed_for_ = ~TimePs{0};
+  std::exception_ptr failure_;
 };
 
 }  // namespace fabsim::core

@@ -103,6 +103,7 @@ ReplayResult ReplayEngine::run() {
   }
   if (options_.sample_links) sampler_.start();
   core::run_to_completion();
+  timers_.rethrow_failure();
   if (finished_actors_ < actors_.size()) {
     const Trace& trace = *jobs_.front().trace;
     throw core::ConfigError(trace.file, "", "the trace cannot finish: operations wait for each other forever" + describe_stuck());
