@@ -7,6 +7,7 @@
 #include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/ring_layout.hpp"
 #include "traces/collectives/ring_planner.hpp"
+#include "traces/collectives/tree_planner.hpp"
 
 namespace fabsim::traces {
 
@@ -49,7 +50,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       const auto& protocol = gpu.protocols.at(choice.protocol);
       const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
       if (choice.algorithm == Algorithm::kTree) {
-        plan = plan_tree_all_reduce(chain, protocol);
+        std::vector<int> domains, rails;
+        for (int g : call.gpus) {
+          domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
+          rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
+        }
+        plan = plan_double_binary_tree(chain, protocol, domains, rails);
       } else if (call.op == CollectiveOp::kBroadcast || call.op == CollectiveOp::kReduce) {
         plan = plan_chain(chain, protocol);
       } else {

@@ -114,7 +114,19 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
   using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, int>;  // channel, source, destination, kind
   std::map<Key, std::int32_t> index;
   std::map<std::int32_t, std::int32_t> hops_in_channel;
-  for (const auto& t : plan.transfers) {
+  // A chunk reaches a hop after crossing every hop it depends on: its depth
+  // is the longest chain of receipts before it (transfers come in dependency order).
+  std::vector<std::uint32_t> depth_of(plan.transfers.size(), 0);
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
+    std::uint32_t d = 0;
+    if (t.after_received != kNoTransfer) d = depth_of[static_cast<std::size_t>(t.after_received)] + 1;
+    for (auto extra : t.also_after_received) d = std::max(d, depth_of[static_cast<std::size_t>(extra)] + 1);
+    depth_of[i] = d;
+  }
+  std::vector<std::uint32_t> merged_depth;
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
     const Key key{t.channel, t.source, t.destination, static_cast<int>(t.kind)};
     auto [it, inserted] = index.try_emplace(key, static_cast<std::int32_t>(out.transfers.size()));
     if (inserted) {
@@ -126,6 +138,7 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
       merged.steps = 0;
       merged.reduce_steps = 0;
       out.transfers.push_back(merged);
+      merged_depth.push_back(depth_of[i]);  // its first chunk's
       ++hops_in_channel[t.channel];
     }
     auto& m = out.transfers[static_cast<std::size_t>(it->second)];
@@ -137,10 +150,9 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
     }
   }
   if (!pipeline) return out;
-  // A chain's chunks cross its hops in order: the hop at depth d of its
-  // channel (order of first appearance) finishes d steps after the first.
-  std::map<std::int32_t, std::uint32_t> depth;
-  for (auto& t : out.transfers) t.fill_steps = depth[t.channel]++;
+  // A chain's (or tree's) chunks cross its hops in order: the hop at depth
+  // d of its channel finishes d steps after the first.
+  for (std::size_t i = 0; i < out.transfers.size(); ++i) out.transfers[i].fill_steps = merged_depth[i];
   return out;
 }
 

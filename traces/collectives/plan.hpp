@@ -29,6 +29,9 @@ struct PlannedTransfer {
   /// The transfer whose data this one forwards: it must have been received
   /// (and its step synchronised) at `source` first.
   std::int32_t after_received = kNoTransfer;
+  /// Further transfers that must have been received at `source` first (a
+  /// tree node reduces what every child sent before it sends to its parent).
+  std::vector<std::int32_t> also_after_received;
   /// The transfer whose FIFO slot this one reuses at `destination`: that slot
   /// must have been released first (NCCL_STEPS flow control).
   std::int32_t after_released = kNoTransfer;

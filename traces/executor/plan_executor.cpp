@@ -38,6 +38,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     const auto id = static_cast<std::int32_t>(i);
     auto& s = state_[i];
     if (t.after_received != kNoTransfer) { ++s.unmet; waits_on_received_[t.after_received].push_back(id); }
+    for (auto extra : t.also_after_received) { ++s.unmet; waits_on_received_[extra].push_back(id); }
     if (t.after_released != kNoTransfer) { ++s.unmet; waits_on_released_[t.after_released].push_back(id); }
     if (t.after_sent != kNoTransfer) { ++s.unmet; waits_on_sent_[t.after_sent].push_back(id); }
     if (t.released_by != kNoTransfer) releases_[t.released_by].push_back(id);
@@ -215,6 +216,8 @@ std::string PlanExecutor::describe_stuck(std::size_t limit) const {
     const auto& t = plan_.transfers[i];
     std::string waits;
     if (pending(t.after_received, &State::received)) waits += fmt::format(" the receipt of transfer {},", t.after_received);
+    for (auto extra : t.also_after_received)
+      if (pending(extra, &State::received)) waits += fmt::format(" the receipt of transfer {},", extra);
     if (t.after_released != kNoTransfer) waits += fmt::format(" the release of the slot of transfer {},", t.after_released);
     if (pending(t.after_sent, &State::completed)) waits += fmt::format(" the completion of transfer {},", t.after_sent);
     if (!waits.empty()) waits.pop_back();

@@ -1,0 +1,56 @@
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "test_support.hpp"
+#include "traces/collectives/tree_planner.hpp"
+
+using namespace fabsim;
+
+TEST_CASE("NCCL's double binary tree: node 0 roots tree 0, the mirror roots tree 1, and no node is interior in both", "[tree]") {
+  CHECK(traces::binary_tree_parents(4, 0) == std::vector<int>{-1, 2, 0, 2});
+  CHECK(traces::binary_tree_parents(4, 1) == std::vector<int>{1, 3, 1, -1});
+  for (int n = 2; n <= 32; ++n) {
+    INFO(n << " nodes");
+    std::vector<int> children[2] = {std::vector<int>(static_cast<std::size_t>(n), 0), std::vector<int>(static_cast<std::size_t>(n), 0)};
+    for (int t = 0; t < 2; ++t) {
+      const auto parents = traces::binary_tree_parents(n, t);
+      int roots = 0;
+      for (int i = 0; i < n; ++i) {
+        const int p = parents[static_cast<std::size_t>(i)];
+        if (p < 0) ++roots;
+        else ++children[t][static_cast<std::size_t>(p)];
+      }
+      CHECK(roots == 1);
+      for (int c : children[t]) CHECK(c <= 2);
+    }
+    if (n % 2 == 0)
+      for (int i = 0; i < n; ++i) CHECK((children[0][static_cast<std::size_t>(i)] == 0 || children[1][static_cast<std::size_t>(i)] == 0));
+  }
+}
+
+TEST_CASE("A tree all-reduce across nodes moves each channel's share 2(n-1) times: once up and once down every edge", "[tree]") {
+  const auto protocol = testing::simple_protocol();
+  const int nodes = 4, per_node = 2, n = nodes * per_node;
+  std::vector<int> domain(static_cast<std::size_t>(n)), rail(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    domain[static_cast<std::size_t>(r)] = r / per_node;
+    rail[static_cast<std::size_t>(r)] = r % per_node;
+  }
+  const core::Bytes size = 64ull << 20;
+  const auto plan = traces::plan_double_binary_tree({traces::CollectiveOp::kAllReduce, n, 0, size, 4, topo::Protocol::kSimple, 4},
+                                                    protocol, domain, rail);
+  CHECK(plan.algorithm == "Tree");
+  const auto sent = plan.bytes_sent_by_rank();
+  CHECK(std::accumulate(sent.begin(), sent.end(), core::Bytes{0}) == 2 * static_cast<core::Bytes>(n - 1) * size);
+  // Every transfer depends only on earlier ones: the plan is a DAG in order.
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
+    CHECK(t.after_received < static_cast<std::int32_t>(i));
+    for (auto extra : t.also_after_received) CHECK(extra < static_cast<std::int32_t>(i));
+  }
+  // A node's head waits for its chain and its child nodes before sending up: some sends have two or three receipts to wait for.
+  std::size_t joins = 0;
+  for (const auto& t : plan.transfers) joins += t.also_after_received.empty() ? 0 : 1;
+  CHECK(joins > 0);
+}

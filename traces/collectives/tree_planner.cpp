@@ -1,0 +1,164 @@
+#include "traces/collectives/tree_planner.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace fabsim::traces {
+
+namespace {
+
+/// NCCL's binary tree (graph/trees.cc, ncclGetBtree): rank 0 is the root with
+/// one child; a rank's lowest set bit gives its level, so odd ranks are leaves.
+int btree_parent(int nodes, int rank) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < nodes && (bit & rank) == 0) bit <<= 1;
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= nodes) up = rank ^ bit;
+  return up;
+}
+
+}  // namespace
+
+std::vector<int> binary_tree_parents(int nodes, int tree) {
+  std::vector<int> parents(static_cast<std::size_t>(nodes), -1);
+  for (int r = 0; r < nodes; ++r) {
+    int p = -1;
+    if (tree == 0) {
+      p = btree_parent(nodes, r);
+    } else if (nodes % 2 == 0) {
+      // ncclGetDtree: the second tree mirrors the first for an even count...
+      const int q = btree_parent(nodes, nodes - 1 - r);
+      p = q < 0 ? -1 : nodes - 1 - q;
+    } else {
+      // ...and shifts it by one for an odd count.
+      const int q = btree_parent(nodes, (r - 1 + nodes) % nodes);
+      p = q < 0 ? -1 : (q + 1) % nodes;
+    }
+    parents[static_cast<std::size_t>(r)] = p;
+  }
+  return parents;
+}
+
+namespace {
+
+/// Channel c's share [begin, end) of a buffer, in whole elements.
+std::pair<core::Bytes, core::Bytes> region(const ChainRequest& r, int c) {
+  const core::Bytes elements = r.bytes / r.element_size;
+  const auto channels = static_cast<core::Bytes>(r.channels);
+  return {elements * static_cast<core::Bytes>(c) / channels * r.element_size,
+          elements * static_cast<core::Bytes>(c + 1) / channels * r.element_size};
+}
+
+}  // namespace
+
+CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& p,
+                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank) {
+  // Nodes in order of first appearance, each node's ranks in rail order.
+  std::vector<std::vector<int>> nodes;
+  std::map<int, std::size_t> node_index;
+  for (int r = 0; r < request.ranks; ++r) {
+    auto [it, inserted] = node_index.try_emplace(domain_of_rank[static_cast<std::size_t>(r)], nodes.size());
+    if (inserted) nodes.emplace_back();
+    nodes[it->second].push_back(r);
+  }
+  for (auto& members : nodes)
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+      return rail_of_rank[static_cast<std::size_t>(a)] < rail_of_rank[static_cast<std::size_t>(b)];
+    });
+  if (nodes.size() == 1) return plan_tree_all_reduce(request, p);
+
+  auto plan = CollectivePlan::empty("Tree", topo::protocol_name(request.protocol), request.ranks, request.channels,
+                                    p.payload_efficiency);
+  if (request.bytes == 0) return plan;
+  const int node_count = static_cast<int>(nodes.size());
+  const std::vector<int> parents[2] = {binary_tree_parents(node_count, 0), binary_tree_parents(node_count, 1)};
+  const core::Bytes chunk = std::max<core::Bytes>(p.slot_bytes, request.element_size);
+  const int in_flight = std::max(1, p.slots);
+  std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (source, destination) -> sends, per channel
+
+  auto send = [&](int channel, int source, int destination, core::Bytes bytes, bool reduce, std::int32_t upstream,
+                  std::vector<std::int32_t> extra) {
+    PlannedTransfer t;
+    t.channel = channel;
+    t.source = source;
+    t.destination = destination;
+    t.payload = bytes;
+    t.reduced_on_receipt = reduce;
+    t.after_received = upstream;
+    t.also_after_received = std::move(extra);
+    auto& sent = connection[{source, destination}];
+    if (static_cast<int>(sent.size()) >= in_flight) t.after_released = sent[sent.size() - static_cast<std::size_t>(in_flight)];
+    if (!sent.empty()) t.after_sent = sent.back();
+    const auto id = static_cast<std::int32_t>(plan.transfers.size());
+    if (upstream != kNoTransfer) plan.transfers[static_cast<std::size_t>(upstream)].released_by = id;
+    sent.push_back(id);
+    plan.transfers.push_back(std::move(t));
+    return id;
+  };
+
+  for (int c = 0; c < request.channels; ++c) {
+    connection.clear();
+    const auto& parent = parents[c % 2];
+    // Channel pairs rotate each node's chain so that its head, the rank that
+    // talks across nodes, takes every rail (NIC) in turn, as NCCL spreads
+    // channels over the NICs.
+    std::vector<std::vector<int>> order = nodes;
+    for (auto& members : order)
+      std::rotate(members.begin(), members.begin() + static_cast<std::ptrdiff_t>((c / 2) % members.size()), members.end());
+    std::vector<std::vector<int>> child_nodes(static_cast<std::size_t>(node_count));
+    int root = 0;
+    for (int i = 0; i < node_count; ++i) {
+      if (parent[static_cast<std::size_t>(i)] < 0) root = i;
+      else child_nodes[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])].push_back(i);
+    }
+    // Post-order: children before their parent.
+    std::vector<int> post_order;
+    std::function<void(int)> visit = [&](int node) {
+      for (int child : child_nodes[static_cast<std::size_t>(node)]) visit(child);
+      post_order.push_back(node);
+    };
+    visit(root);
+    const auto [begin, end] = region(request, c);
+    for (core::Bytes offset = begin; offset < end; offset += chunk) {
+      const core::Bytes bytes = std::min(chunk, end - offset);
+      // Reduce: each node's chain to its first rank, which also takes its child nodes' sums.
+      std::vector<std::vector<std::int32_t>> received_at(static_cast<std::size_t>(node_count));
+      for (int node : post_order) {
+        const auto& members = order[static_cast<std::size_t>(node)];
+        std::int32_t chain = kNoTransfer;
+        for (std::size_t k = members.size() - 1; k >= 1; --k)
+          chain = send(c, members[k], members[k - 1], bytes, true, chain, {});
+        auto& got = received_at[static_cast<std::size_t>(node)];
+        if (chain != kNoTransfer) got.push_back(chain);
+        const int up = parent[static_cast<std::size_t>(node)];
+        if (up < 0) continue;
+        const std::int32_t first = got.empty() ? kNoTransfer : got.front();
+        std::vector<std::int32_t> rest(got.size() > 1 ? got.begin() + 1 : got.end(), got.end());
+        received_at[static_cast<std::size_t>(up)].push_back(
+            send(c, members.front(), order[static_cast<std::size_t>(up)].front(), bytes, true, first, std::move(rest)));
+      }
+      // Broadcast: from the root's first rank down the trees and every node's chain.
+      std::function<void(int, std::int32_t, std::vector<std::int32_t>)> down = [&](int node, std::int32_t upstream,
+                                                                                   std::vector<std::int32_t> extra) {
+        const auto& members = order[static_cast<std::size_t>(node)];
+        for (int child : child_nodes[static_cast<std::size_t>(node)])
+          down(child, send(c, members.front(), order[static_cast<std::size_t>(child)].front(), bytes, false, upstream, extra), {});
+        std::int32_t chain = upstream;
+        std::vector<std::int32_t> chain_extra = extra;
+        for (std::size_t k = 0; k + 1 < members.size(); ++k) {
+          chain = send(c, members[k], members[k + 1], bytes, false, chain, chain_extra);
+          chain_extra.clear();
+        }
+      };
+      const auto& at_root = received_at[static_cast<std::size_t>(root)];
+      const std::int32_t first = at_root.empty() ? kNoTransfer : at_root.front();
+      std::vector<std::int32_t> rest(at_root.size() > 1 ? at_root.begin() + 1 : at_root.end(), at_root.end());
+      down(root, first, rest);
+    }
+  }
+  return plan;
+}
+
+}  // namespace fabsim::traces

@@ -1,0 +1,27 @@
+#pragma once
+/// NCCL's Tree all-reduce across nodes (graph/trees.cc, device/all_reduce.h):
+/// inside each node the ranks form a chain to the node's first rank; across
+/// nodes those first ranks form two binary trees, the second the mirror
+/// (even node count) or the shift by one (odd) of the first, so a leaf of
+/// one is an interior node of the other (for an even count). Even channels run tree 0, odd ones
+/// tree 1. Each chunk is reduced up (chain, then tree) and broadcast back
+/// down, both pipelined.
+
+#include <vector>
+
+#include "traces/collectives/chain_planner.hpp"
+
+namespace fabsim::traces {
+
+/// Parent of each of nodes 0..n-1 in NCCL's double binary tree (-1 for the
+/// root): tree 0 is ncclGetBtree's (node 0 the root, odd nodes leaves), tree 1
+/// its mirror (n even) or its shift by one (n odd), as ncclGetDtree builds them.
+std::vector<int> binary_tree_parents(int nodes, int tree);
+
+/// `domain_of_rank[r]` groups the communicator's ranks into nodes (NVLink
+/// domains) and `rail_of_rank[r]` orders them inside a node. With one node
+/// this is plan_tree_all_reduce's chain.
+CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& protocol,
+                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank);
+
+}  // namespace fabsim::traces
