@@ -180,6 +180,10 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   GpuModel m;
   m.name = name;
   m.description = o.string("description").value_or("");
+  m.architecture = o.string("architecture", false).value_or("hopper");
+  if (m.architecture != "volta" && m.architecture != "ampere" && m.architecture != "hopper" && m.architecture != "blackwell")
+    o.diagnostics().error(o.path_of("architecture"),
+                          fmt::format("unknown architecture '{}' (expected volta, ampere, hopper or blackwell)", m.architecture));
   ParamReader p(o, m.sources);
   m.link_ports = static_cast<int>(p.integer("link_ports", 0).value_or(0));
   m.pcie_ports = static_cast<int>(p.integer("pcie_ports", 0).value_or(1));

@@ -121,6 +121,9 @@ struct ChannelDrift {
 struct GpuModel {
   std::string name;
   std::string description;
+  /// "volta", "ampere", "hopper" or "blackwell": selects NCCL's per-architecture
+  /// tuner tables (traces/collectives/nccl_tuner_tables.hpp).
+  std::string architecture;
   int link_ports = 0;           ///< NVLink ports
   int pcie_ports = 1;           ///< host interface (PCIe) ports
   TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives

@@ -84,3 +84,14 @@ TEST_CASE("Tree all-reduce on four one-GPU nodes: each node's NIC carries 2S, so
   CHECK(algbw <= 23.5 * 1.01);
   CHECK(algbw >= 0.75 * 23.5);
 }
+
+TEST_CASE("By default an all-reduce across two HGX nodes runs Tree for small sizes and Ring for large, as NCCL's model says", "[multinode]") {
+  const auto doc = nccl_test(source_path("topologies/hgx-h100-2node.json"), "-b 1M -e 1G -f 1024");
+  REQUIRE(doc["rows"].size() == 2);
+  CHECK(doc["rows"][0]["algorithm"] == "Tree");
+  CHECK(doc["rows"][1]["algorithm"] == "Ring");
+  // Flow level plans the same tree: one weighted transfer per edge and channel group, same choice.
+  const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100-2node.json") + " -b 1M -e 1M --model flow --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["rows"][0]["algorithm"] == "Tree");
+}

@@ -59,3 +59,31 @@ TEST_CASE("NCCL's choice on 8 H100 with NVLink SHARP: Ring LL to 1 MiB, NVLS fro
   CHECK(traces::choose(h100(), {CollectiveOp::kAllReduce, 8, 1ull << 30, {}, {}, {}, false}).algorithm == traces::Algorithm::kRing);
   CHECK(traces::choose(h100(), {CollectiveOp::kAllGather, 8, 1ull << 30, {}, {}, {}, true}).algorithm == traces::Algorithm::kRing);
 }
+
+TEST_CASE("NCCL's multi-node model on 2 HGX H100 nodes: Tree for small and mid all-reduces, Ring for large", "[tuner]") {
+  // 16 ranks on 2 nodes, 8 x 50 GB/s NICs per node: busBw = min(360, 400) = 360 GB/s.
+  traces::TunerRequest request{CollectiveOp::kAllReduce, 16, 8, {}, {}, {}, false};
+  request.nodes = 2;
+  request.network_bus_gbps = 400;
+  // Tree LL latency: base 6.8 + 2 x ((8 - 1) x max(0.6, 1 us net overhead) + log2(2) x 5.0 NET) = 30.8 us.
+  CHECK(traces::nccl_tree_model_time_us(h100(), request, Protocol::kLL) == Approx(30.8).margin(0.01));
+  // Ring LL latency: base 6.6 + (30 - 2) x 1.0 + 2 x 2.7 = 40.0 us (2(n-1) = 30 steps, 2 of them across nodes).
+  CHECK(traces::nccl_ring_model_time_us(h100(), request, Protocol::kLL) == Approx(40.0).margin(0.01));
+  auto choice = [&](core::Bytes bytes) {
+    request.bytes = bytes;
+    return traces::choose(h100(), request);
+  };
+  CHECK(choice(8).algorithm == traces::Algorithm::kTree);
+  CHECK(choice(8).protocol == Protocol::kLL);
+  CHECK(choice(16 << 20).algorithm == traces::Algorithm::kTree);
+  CHECK(choice(16 << 20).protocol == Protocol::kLL128);
+  CHECK(choice(1ull << 30).algorithm == traces::Algorithm::kRing);
+  CHECK(choice(1ull << 30).protocol == Protocol::kSimple);
+  // Forced Ring keeps the ring; forced Tree picks the tree's own protocol.
+  request.algorithm = traces::Algorithm::kRing;
+  CHECK(choice(8).algorithm == traces::Algorithm::kRing);
+  // One node: Tree never wins by default (NCCL's single-node model).
+  request.algorithm.reset();
+  request.nodes = 1;
+  CHECK(choice(8).algorithm == traces::Algorithm::kRing);
+}

@@ -1,5 +1,7 @@
 #include "traces/collectives/collective_planner.hpp"
 
+#include <algorithm>
+
 #include "sim/core/error.hpp"
 #include "topologies/nvlink_domains.hpp"
 #include "traces/collectives/chain_planner.hpp"
@@ -12,9 +14,17 @@
 namespace fabsim::traces {
 
 CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabric) {
-  const auto domains = topo::nvlink_domains(fabric.spec());
+  const auto& spec = fabric.spec();
+  const auto domains = topo::nvlink_domains(spec);
   domain_of_gpu_ = domains.domain_of_gpu;
   rail_of_gpu_ = domains.local_index;
+  // NIC line rate per GPU, as `topo check` prints it: network ports of NICs over GPUs.
+  double network = 0;
+  for (const auto& l : spec.links)
+    if ((l.kind == topo::LinkKind::kInfiniband || l.kind == topo::LinkKind::kEthernet) &&
+        (spec.devices[l.a].kind == topo::DeviceKind::kNic || spec.devices[l.b].kind == topo::DeviceKind::kNic))
+      network += l.raw_bandwidth().gbytes_per_second();
+  network_per_gpu_gbps_ = spec.gpus.empty() ? 0.0 : network / static_cast<double>(spec.gpus.size());
 }
 
 bool CollectivePlanner::nvls_available(const std::vector<int>& gpus) {
@@ -39,7 +49,16 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     params.step_latency = gpu.protocols.at(*parse_protocol(plan.protocol)).step_latency;
   } else {
     const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_available(call.gpus);
-    const TunerChoice choice = choose(gpu, {call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls});
+    TunerRequest request{call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls};
+    std::map<int, int> per_node;  // ranks in each NVLink domain
+    for (int g : call.gpus) ++per_node[domain_of_gpu_[static_cast<std::size_t>(g)]];
+    request.nodes = static_cast<int>(per_node.size());
+    if (request.nodes > 1) {
+      int fewest = ranks;
+      for (const auto& [domain, count] : per_node) fewest = std::min(fewest, count);
+      request.network_bus_gbps = fewest * network_per_gpu_gbps_;
+    }
+    const TunerChoice choice = choose(gpu, request);
     if (choice.algorithm == Algorithm::kNvls) {
       if (!nvls)
         throw core::ConfigError(fabric_.spec().file, "/devices", "NVLS needs a switch with in-network reduction attached to every GPU used");
@@ -55,7 +74,8 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
           domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
           rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
         }
-        plan = plan_double_binary_tree(chain, protocol, domains, rails);
+        plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && domains.size() > 1 &&
+                                       std::any_of(domains.begin(), domains.end(), [&](int d) { return d != domains.front(); }));
       } else if (call.op == CollectiveOp::kBroadcast || call.op == CollectiveOp::kReduce) {
         plan = plan_chain(chain, protocol);
       } else {

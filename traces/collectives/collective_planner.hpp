@@ -50,6 +50,7 @@ class CollectivePlanner {
   topo::FabricBackend& fabric_;
   std::vector<int> domain_of_gpu_, rail_of_gpu_;
   std::map<std::vector<int>, bool> nvls_cache_;
+  double network_per_gpu_gbps_ = 0;  // NIC line rate per GPU
 };
 
 }  // namespace fabsim::traces

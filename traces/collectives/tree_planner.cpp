@@ -54,7 +54,8 @@ std::pair<core::Bytes, core::Bytes> region(const ChainRequest& r, int c) {
 }  // namespace
 
 CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& p,
-                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank) {
+                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
+                                       bool aggregated) {
   // Nodes in order of first appearance, each node's ranks in rail order.
   std::vector<std::vector<int>> nodes;
   std::map<int, std::size_t> node_index;
@@ -74,7 +75,9 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
   if (request.bytes == 0) return plan;
   const int node_count = static_cast<int>(nodes.size());
   const std::vector<int> parents[2] = {binary_tree_parents(node_count, 0), binary_tree_parents(node_count, 1)};
-  const core::Bytes chunk = std::max<core::Bytes>(p.slot_bytes, request.element_size);
+  const core::Bytes step_bytes = std::max<core::Bytes>(p.slot_bytes, request.element_size);
+  // Flow level: the whole channel region as one transfer per edge.
+  const core::Bytes chunk = aggregated ? request.bytes : step_bytes;
   const int in_flight = std::max(1, p.slots);
   std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (source, destination) -> sends, per channel
 
@@ -98,7 +101,23 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
     return id;
   };
 
+  // Channels that run the same tree over the same chain heads take the same
+  // edges. At flow level they are one transfer per edge standing for all of
+  // them (lanes), like a node's merged ring channels; each node's NIC caps
+  // such an edge as it capped the channels.
+  const std::size_t width = nodes.front().size();
+  std::map<std::pair<int, std::size_t>, std::vector<int>> same_edges;  // (tree, rotation) -> channels
+  for (int c = 0; c < request.channels; ++c) same_edges[{c % 2, static_cast<std::size_t>(c / 2) % width}].push_back(c);
+  std::vector<int> lanes_of(static_cast<std::size_t>(request.channels), 1);
+  std::vector<bool> planned(static_cast<std::size_t>(request.channels), true);
+  if (aggregated)
+    for (const auto& [key, members] : same_edges)
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        lanes_of[static_cast<std::size_t>(members[k])] = k == 0 ? static_cast<int>(members.size()) : 0;
+        planned[static_cast<std::size_t>(members[k])] = k == 0;
+      }
   for (int c = 0; c < request.channels; ++c) {
+    if (!planned[static_cast<std::size_t>(c)]) continue;
     connection.clear();
     const auto& parent = parents[c % 2];
     // Channel pairs rotate each node's chain so that its head, the rank that
@@ -120,7 +139,17 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
       post_order.push_back(node);
     };
     visit(root);
-    const auto [begin, end] = region(request, c);
+    auto [begin, end] = region(request, c);
+    if (aggregated) {
+      // The lanes' regions together: their bytes, as one transfer per edge.
+      core::Bytes total = 0;
+      for (int other : same_edges[{c % 2, static_cast<std::size_t>(c / 2) % width}]) {
+        const auto [b, e] = region(request, other);
+        total += e - b;
+      }
+      end = begin + total;
+    }
+    const std::size_t first_transfer = plan.transfers.size();
     for (core::Bytes offset = begin; offset < end; offset += chunk) {
       const core::Bytes bytes = std::min(chunk, end - offset);
       // Reduce: each node's chain to its first rank, which also takes its child nodes' sums.
@@ -156,6 +185,27 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
       const std::int32_t first = at_root.empty() ? kNoTransfer : at_root.front();
       std::vector<std::int32_t> rest(at_root.size() > 1 ? at_root.begin() + 1 : at_root.end(), at_root.end());
       down(root, first, rest);
+    }
+    for (std::size_t i = first_transfer; i < plan.transfers.size(); ++i)
+      plan.transfers[i].lanes = static_cast<std::uint32_t>(lanes_of[static_cast<std::size_t>(c)]);
+  }
+  if (aggregated) {
+    plan.aggregated = true;
+    for (auto& t : plan.transfers) {
+      // Depth: the longest chain of receipts before it (transfers come in dependency order).
+      std::uint32_t depth = 0;
+      if (t.after_received != kNoTransfer) depth = plan.transfers[static_cast<std::size_t>(t.after_received)].fill_steps + 1;
+      for (auto extra : t.also_after_received) depth = std::max(depth, plan.transfers[static_cast<std::size_t>(extra)].fill_steps + 1);
+      t.fill_steps = depth;
+      const core::Bytes per_lane = t.payload / std::max<std::uint32_t>(1, t.lanes);
+      t.steps = static_cast<std::uint32_t>(std::max<core::Bytes>(1, (per_lane + step_bytes - 1) / step_bytes));
+      t.reduce_steps = t.reduced_on_receipt ? t.steps : 0;
+    }
+    // The chunks pipeline through the edges: every edge's flow runs at once,
+    // its depth paid as fill steps, as coalesce_for_flow does for chains.
+    for (auto& t : plan.transfers) {
+      t.after_received = t.after_released = t.after_sent = t.released_by = kNoTransfer;
+      t.also_after_received.clear();
     }
   }
   return plan;

@@ -21,7 +21,10 @@ std::vector<int> binary_tree_parents(int nodes, int tree);
 /// `domain_of_rank[r]` groups the communicator's ranks into nodes (NVLink
 /// domains) and `rail_of_rank[r]` orders them inside a node. With one node
 /// this is plan_tree_all_reduce's chain.
+/// With `aggregated` the plan is flow-level: one transfer per tree edge and
+/// channel standing for all its chunks (steps), its pipeline depth as fill steps.
 CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& protocol,
-                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank);
+                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
+                                       bool aggregated = false);
 
 }  // namespace fabsim::traces

@@ -25,6 +25,8 @@ struct TunerRequest {
   std::optional<int> channels;              ///< forced communicator channel count, like NCCL_MIN/MAX_NCHANNELS
   std::optional<Algorithm> algorithm;       ///< forced, like NCCL_ALGO
   bool nvls_available = false;              ///< the GPUs share a switch with in-network reduction
+  int nodes = 1;                            ///< NVLink domains the communicator spans
+  double network_bus_gbps = 0;              ///< NIC bandwidth of one node's ranks (GB/s, line rate), when nodes > 1
 };
 
 struct TunerChoice {
@@ -37,15 +39,21 @@ struct TunerChoice {
 /// algbw = heads x per-head bandwidth x nvlsEfficiency).
 double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request);
 
-/// Picks algorithm, protocol and channels the way NCCL does. Tree runs only
-/// when forced: on one node NCCL's model ranks it below Ring at every size
-/// (nccl-model.md section 4, worked example), so it is never the default here.
+/// Picks algorithm, protocol and channels the way NCCL does. On one node Tree
+/// runs only when forced: NCCL's model ranks it below Ring at every size
+/// (nccl-model.md section 4, worked example). Across nodes an all-reduce
+/// takes whichever of Ring and Tree NCCL's multi-node model predicts faster.
 TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// NCCL's predicted time (us) of a ring collective with `protocol` (for tests and the choice).
 double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
 
 TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request);
+
+/// NCCL's predicted time (us) of a Tree all-reduce across request.nodes nodes with `protocol`.
+double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
+
+TunerChoice choose_tree(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// Parses NCCL's protocol names case-insensitively ("ll", "LL128", "simple").
 std::optional<topo::Protocol> parse_protocol(std::string_view name);
