@@ -18,15 +18,21 @@ json nccl_test(const std::string& topology, const std::string& args) {
   return json::parse(r.out);
 }
 
+/// `nodes` one-H100 nodes with one ConnectX-7 NDR NIC each, on one Quantum-2 leaf.
+std::string one_gpu_nodes(int nodes) {
+  const std::string n = std::to_string(nodes);
+  return fabsim::testing::write_temp(n + "-one-gpu-nodes.json", R"({"format": "fabsim-topology/1", "name": "one-gpu-nodes",
+    "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
+    "generate": {"nodes": )" + n + R"(, "node": {"gpus": 1, "gpu_model": "h100-sxm",
+      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
+      "network": {"tiers": 1, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": )" + n + "}}}");
+}
+
 }  // namespace
 
 TEST_CASE("one GPU per node on two nodes: ring all-reduce busbw is the NIC's 46-48 GB/s", "[multinode]") {
   // hardware-specs.json 'ConnectX-7 NDR achievable': 46-48 GB/s per 400 Gb/s NIC.
-  const auto topology = fabsim::testing::write_temp("two-nodes.json", R"({"format": "fabsim-topology/1", "name": "two-nodes",
-    "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
-    "generate": {"nodes": 2, "node": {"gpus": 1, "gpu_model": "h100-sxm",
-      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
-      "network": {"tiers": 1, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 2}}})");
+  const auto topology = one_gpu_nodes(2);
   const auto doc = nccl_test(topology, "-b 1G -e 1G");
   const double busbw = doc["rows"][0]["busbw_GBps"].get<double>();
   CHECK(busbw >= 46.0);
@@ -72,11 +78,7 @@ TEST_CASE("Tree all-reduce across two HGX nodes: chains rotate over the rails, s
 }
 
 TEST_CASE("Tree all-reduce on four one-GPU nodes: each node's NIC carries 2S, so algbw stays under half the NIC rate", "[multinode]") {
-  const auto topology = fabsim::testing::write_temp("four-nodes.json", R"({"format": "fabsim-topology/1", "name": "four-nodes",
-    "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
-    "generate": {"nodes": 4, "node": {"gpus": 1, "gpu_model": "h100-sxm",
-      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
-      "network": {"tiers": 1, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 4}}})");
+  const auto topology = one_gpu_nodes(4);
   // An interior node of one tree sends S/2 up and 2 x S/2 down, and S/2 up as a leaf of the other: 2S per NIC, so
   // algbw <= NIC / 2 (47.0 GB/s effective NDR: 23.5 GB/s), NCCL's own 0.5 x busBw for Tree.
   const auto doc = nccl_test(topology, "--algo tree -b 512M -e 512M");

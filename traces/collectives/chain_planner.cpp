@@ -5,15 +5,14 @@
 
 namespace fabsim::traces {
 
-namespace {
-
-/// Channel c's share [begin, end) of a buffer, in whole elements.
 std::pair<core::Bytes, core::Bytes> channel_region(const ChainRequest& r, int c) {
   const core::Bytes elements = r.bytes / r.element_size;
   const auto channels = static_cast<core::Bytes>(r.channels);
   return {elements * static_cast<core::Bytes>(c) / channels * r.element_size,
           elements * static_cast<core::Bytes>(c + 1) / channels * r.element_size};
 }
+
+namespace {
 
 /// Appends one hop of a pipelined chain: it forwards `upstream` (once
 /// received), reuses its connection's FIFO slots and follows the sender's

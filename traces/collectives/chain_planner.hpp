@@ -3,6 +3,8 @@
 /// pipelined chain along the ring, from the root (broadcast) or to it
 /// (reduce), one step per chunk, every link carrying the buffer once.
 
+#include <utility>
+
 #include "topologies/hardware_catalogue.hpp"
 #include "traces/collectives/collective.hpp"
 #include "traces/collectives/plan.hpp"
@@ -18,6 +20,9 @@ struct ChainRequest {
   topo::Protocol protocol = topo::Protocol::kSimple;
   core::Bytes element_size = 4;
 };
+
+/// Channel c's share [begin, end) of the request's buffer, in whole elements.
+std::pair<core::Bytes, core::Bytes> channel_region(const ChainRequest& request, int channel);
 
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& protocol);
 

@@ -41,18 +41,6 @@ std::vector<int> binary_tree_parents(int nodes, int tree) {
   return parents;
 }
 
-namespace {
-
-/// Channel c's share [begin, end) of a buffer, in whole elements.
-std::pair<core::Bytes, core::Bytes> region(const ChainRequest& r, int c) {
-  const core::Bytes elements = r.bytes / r.element_size;
-  const auto channels = static_cast<core::Bytes>(r.channels);
-  return {elements * static_cast<core::Bytes>(c) / channels * r.element_size,
-          elements * static_cast<core::Bytes>(c + 1) / channels * r.element_size};
-}
-
-}  // namespace
-
 CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& p,
                                        const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
                                        bool aggregated) {
@@ -139,12 +127,12 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
       post_order.push_back(node);
     };
     visit(root);
-    auto [begin, end] = region(request, c);
+    auto [begin, end] = channel_region(request, c);
     if (aggregated) {
       // The lanes' regions together: their bytes, as one transfer per edge.
       core::Bytes total = 0;
       for (int other : same_edges[{c % 2, static_cast<std::size_t>(c / 2) % width}]) {
-        const auto [b, e] = region(request, other);
+        const auto [b, e] = channel_region(request, other);
         total += e - b;
       }
       end = begin + total;

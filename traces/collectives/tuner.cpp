@@ -96,6 +96,23 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   return latency + static_cast<double>(request.bytes) / (1000.0 * bus * n / steps);
 }
 
+/// The forced protocol, else the one `model` predicts fastest (NCCL's argmin over protocols).
+Protocol cheapest_protocol(const topo::GpuModel& gpu, const TunerRequest& request,
+                           double (*model)(const topo::GpuModel&, const TunerRequest&, Protocol)) {
+  if (request.protocol) return *request.protocol;
+  Protocol choice = Protocol::kSimple;
+  double best = std::numeric_limits<double>::infinity();
+  for (Protocol p : topo::kAllProtocols) {
+    if (!gpu.protocols.contains(p)) continue;
+    const double t = model(gpu, request, p);
+    if (t < best) {
+      best = t;
+      choice = p;
+    }
+  }
+  return choice;
+}
+
 }  // namespace
 
 double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
@@ -118,19 +135,7 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 TunerChoice choose_tree(const topo::GpuModel& gpu, const TunerRequest& request) {
   TunerChoice choice;
   choice.algorithm = Algorithm::kTree;
-  if (request.protocol) {
-    choice.protocol = *request.protocol;
-  } else {
-    double best = std::numeric_limits<double>::infinity();
-    for (Protocol p : topo::kAllProtocols) {
-      if (!gpu.protocols.contains(p)) continue;
-      const double t = nccl_tree_model_time_us(gpu, request, p);
-      if (t < best) {
-        best = t;
-        choice.protocol = p;
-      }
-    }
-  }
+  choice.protocol = cheapest_protocol(gpu, request, nccl_tree_model_time_us);
   TunerRequest forced = request;
   forced.protocol = choice.protocol;
   choice.channels = choose_ring(gpu, forced).channels;  // enqueue.cc's channel trimming is the same
@@ -155,19 +160,7 @@ double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 
 TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request) {
   TunerChoice choice;
-  if (request.protocol) {
-    choice.protocol = *request.protocol;
-  } else {
-    double best = std::numeric_limits<double>::infinity();
-    for (Protocol p : topo::kAllProtocols) {
-      if (!gpu.protocols.contains(p)) continue;
-      const double t = nccl_ring_model_time_us(gpu, request, p);
-      if (t < best) {
-        best = t;
-        choice.protocol = p;
-      }
-    }
-  }
+  choice.protocol = cheapest_protocol(gpu, request, nccl_ring_model_time_us);
   // enqueue.cc: give each channel enough work, dropping channels while
   // nBytes < nChannels x nThreads x threshold (LL's threshold scales with ranks).
   const auto& p = gpu.protocols.at(choice.protocol);
