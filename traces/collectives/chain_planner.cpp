@@ -12,11 +12,6 @@ std::pair<core::Bytes, core::Bytes> channel_region(const ChainRequest& r, int c)
           elements * static_cast<core::Bytes>(c + 1) / channels * r.element_size};
 }
 
-namespace {
-
-/// Appends one hop of a pipelined chain: it forwards `upstream` (once
-/// received), reuses its connection's FIFO slots and follows the sender's
-/// previous primitive. Returns its id.
 std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t upstream, std::vector<std::int32_t>& connection,
                         int in_flight) {
   t.after_received = upstream;
@@ -29,7 +24,7 @@ std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t up
   return id;
 }
 
-PlannedTransfer hop(int channel, int source, int destination, core::Bytes bytes, bool reduce) {
+PlannedTransfer chain_hop(int channel, int source, int destination, core::Bytes bytes, bool reduce) {
   PlannedTransfer t;
   t.channel = channel;
   t.source = source;
@@ -39,7 +34,6 @@ PlannedTransfer hop(int channel, int source, int destination, core::Bytes bytes,
   return t;
 }
 
-}  // namespace
 
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& p) {
   if (request.op != CollectiveOp::kBroadcast && request.op != CollectiveOp::kReduce)
@@ -62,7 +56,7 @@ CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParam
       const core::Bytes bytes = std::min(chunk, end - offset);
       std::int32_t upstream = kNoTransfer;
       for (int position = 0; position + 1 < n; ++position)
-        upstream = append_hop(plan, hop(c, rank_at(position), rank_at(position + 1), bytes, !broadcast), upstream,
+        upstream = append_hop(plan, chain_hop(c, rank_at(position), rank_at(position + 1), bytes, !broadcast), upstream,
                               sent[static_cast<std::size_t>(position)], in_flight);
     }
   }
@@ -84,10 +78,10 @@ CollectivePlan plan_tree_all_reduce(const ChainRequest& request, const topo::Pro
       const core::Bytes bytes = std::min(chunk, end - offset);
       std::int32_t upstream = kNoTransfer;
       for (int r = n - 1; r >= 1; --r)
-        upstream = append_hop(plan, hop(c, r, r - 1, bytes, true), upstream, up[static_cast<std::size_t>(r)], in_flight);
+        upstream = append_hop(plan, chain_hop(c, r, r - 1, bytes, true), upstream, up[static_cast<std::size_t>(r)], in_flight);
       // Rank 0 holds the fully reduced chunk: it goes back down the chain.
       for (int r = 0; r + 1 < n; ++r)
-        upstream = append_hop(plan, hop(c, r, r + 1, bytes, false), upstream, down[static_cast<std::size_t>(r)], in_flight);
+        upstream = append_hop(plan, chain_hop(c, r, r + 1, bytes, false), upstream, down[static_cast<std::size_t>(r)], in_flight);
     }
   }
   return plan;

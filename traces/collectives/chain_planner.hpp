@@ -4,6 +4,7 @@
 /// (reduce), one step per chunk, every link carrying the buffer once.
 
 #include <utility>
+#include <vector>
 
 #include "topologies/hardware_catalogue.hpp"
 #include "traces/collectives/collective.hpp"
@@ -23,6 +24,15 @@ struct ChainRequest {
 
 /// Channel c's share [begin, end) of the request's buffer, in whole elements.
 std::pair<core::Bytes, core::Bytes> channel_region(const ChainRequest& request, int channel);
+
+/// Appends one hop of a pipelined chain or tree: it forwards `upstream` (once
+/// received), reuses its connection's FIFO slots (`in_flight` of them) and
+/// follows the sender's previous primitive on that connection. Returns its id.
+std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t upstream, std::vector<std::int32_t>& connection,
+                        int in_flight);
+
+/// One chunk from `source` to `destination` on `channel`, reduced on receipt or not.
+PlannedTransfer chain_hop(int channel, int source, int destination, core::Bytes bytes, bool reduce);
 
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& protocol);
 

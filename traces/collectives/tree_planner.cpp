@@ -71,22 +71,9 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
 
   auto send = [&](int channel, int source, int destination, core::Bytes bytes, bool reduce, std::int32_t upstream,
                   std::vector<std::int32_t> extra) {
-    PlannedTransfer t;
-    t.channel = channel;
-    t.source = source;
-    t.destination = destination;
-    t.payload = bytes;
-    t.reduced_on_receipt = reduce;
-    t.after_received = upstream;
+    PlannedTransfer t = chain_hop(channel, source, destination, bytes, reduce);
     t.also_after_received = std::move(extra);
-    auto& sent = connection[{source, destination}];
-    if (static_cast<int>(sent.size()) >= in_flight) t.after_released = sent[sent.size() - static_cast<std::size_t>(in_flight)];
-    if (!sent.empty()) t.after_sent = sent.back();
-    const auto id = static_cast<std::int32_t>(plan.transfers.size());
-    if (upstream != kNoTransfer) plan.transfers[static_cast<std::size_t>(upstream)].released_by = id;
-    sent.push_back(id);
-    plan.transfers.push_back(std::move(t));
-    return id;
+    return append_hop(plan, std::move(t), upstream, connection[{source, destination}], in_flight);
   };
 
   // Channels that run the same tree over the same chain heads take the same
