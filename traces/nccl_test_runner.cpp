@@ -33,11 +33,15 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
     diag.error("/factor", fmt::format("expected a step factor > 1, found {}", config.factor));
   if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
-    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, auto)", config.algorithm));
+    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("NVLS is modelled for all_reduce only, not {}", collective_name(config.op)));
+  if (parse_algorithm(config.algorithm) == Algorithm::kNvlsTree && config.op != CollectiveOp::kAllReduce)
+    diag.error("/algo", fmt::format("NVLSTree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
+  if (parse_algorithm(config.algorithm) == Algorithm::kPat && config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)
+    diag.error("/algo", fmt::format("PAT runs all_gather and reduce_scatter, not {}", collective_name(config.op)));
   const int used = config.gpus == 0 ? available : config.gpus;
   if (config.root < 0 || (config.root >= used && used > 0))
     diag.error("/root", fmt::format("root rank {} is outside the {} ranks", config.root, used));
@@ -45,7 +49,7 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error("/channels", fmt::format("expected 1..64 channels (NCCL's MAXCHANNELS), found {}", *config.channels));
   if (!spec.gpus.empty()) {
     const auto& model = spec.gpu_model(0);
-    if (parse_algorithm(config.algorithm) == Algorithm::kNvls && !model.nvls)
+    if ((parse_algorithm(config.algorithm) == Algorithm::kNvls || parse_algorithm(config.algorithm) == Algorithm::kNvlsTree) && !model.nvls)
       diag.error("/algo", fmt::format("gpu model '{}' has no NVLS parameters (NVLS needs Hopper or later)", model.name));
     if (config.protocol && !model.protocols.contains(*config.protocol))
       diag.error("/proto", fmt::format("gpu model '{}' has no parameters for protocol {}", model.name,

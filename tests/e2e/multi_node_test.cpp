@@ -87,13 +87,42 @@ TEST_CASE("Tree all-reduce on four one-GPU nodes: each node's NIC carries 2S, so
   CHECK(algbw >= 0.75 * 23.5);
 }
 
-TEST_CASE("By default an all-reduce across two HGX nodes runs Tree for small sizes and Ring for large, as NCCL's model says", "[multinode]") {
+TEST_CASE("By default an all-reduce across two HGX nodes runs Tree for small sizes and NVLSTree for large, as NCCL's model says", "[multinode]") {
   const auto doc = nccl_test(source_path("topologies/hgx-h100-2node.json"), "-b 1M -e 1G -f 1024");
   REQUIRE(doc["rows"].size() == 2);
   CHECK(doc["rows"][0]["algorithm"] == "Tree");
-  CHECK(doc["rows"][1]["algorithm"] == "Ring");
+  CHECK(doc["rows"][1]["algorithm"] == "NVLSTree");
   // Flow level plans the same tree: one weighted transfer per edge and channel group, same choice.
   const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100-2node.json") + " -b 1M -e 1M --model flow --format json");
   REQUIRE(r.exit_code == 0);
   CHECK(json::parse(r.out)["rows"][0]["algorithm"] == "Tree");
+}
+
+TEST_CASE("NVLSTree across two HGX nodes: every NIC carries S/8 each way, and busbw beats the ring's", "[multinode]") {
+  const auto topology = source_path("topologies/hgx-h100-2node.json");
+  const std::uint64_t size = 1ull << 30;
+  const auto nvls_tree = nccl_test(topology, "--algo nvlstree -b 1G -e 1G");
+  const auto ring = nccl_test(topology, "--algo ring -b 1G -e 1G");
+  CHECK(nvls_tree["rows"][0]["algorithm"] == "NVLSTree");
+  const double tree_busbw = nvls_tree["rows"][0]["busbw_GBps"].get<double>();
+  const double ring_busbw = ring["rows"][0]["busbw_GBps"].get<double>();
+  // NVLS reduces inside the node first: the NICs carry S/8 each way instead of the ring's 2S(n-1)/n / 8.
+  CHECK(tree_busbw > 1.2 * ring_busbw);
+  int nic_directions = 0;
+  for (const auto& l : nvls_tree["links"]) {
+    const std::string name = l["link"];
+    if (name.find("nic") == std::string::npos || name.find("leaf") == std::string::npos) continue;
+    ++nic_directions;
+    // Each head's share is S/8; half of it crosses each way on each of the two trees (wire bytes include IB headers).
+    CHECK(l["bytes"].get<double>() >= static_cast<double>(size) / 8);
+    CHECK(l["bytes"].get<double>() <= 1.1 * static_cast<double>(size) / 8);
+  }
+  CHECK(nic_directions == 32);
+}
+
+TEST_CASE("NVLSTree needs NVLS inside the nodes: on one node, or on one-GPU nodes, forcing it is a clear error", "[multinode]") {
+  const auto single = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " --algo nvlstree -b 1M -e 1M");
+  CHECK(single.exit_code == 2);
+  const auto one_gpu = run_fabsim("nccl-test --topology " + one_gpu_nodes(2) + " --algo nvlstree -b 1M -e 1M");
+  CHECK(one_gpu.exit_code == 2);
 }

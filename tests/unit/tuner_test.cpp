@@ -87,3 +87,27 @@ TEST_CASE("NCCL's multi-node model on 2 HGX H100 nodes: Tree for small and mid a
   request.nodes = 1;
   CHECK(choice(8).algorithm == traces::Algorithm::kRing);
 }
+
+TEST_CASE("NCCL's multi-node model on 2 HGX H100 nodes with NVLS in each: NVLSTree for large all-reduces", "[tuner]") {
+  traces::TunerRequest request{CollectiveOp::kAllReduce, 16, 8, {}, {}, {}, false};
+  request.nodes = 2;
+  request.network_bus_gbps = 400;
+  request.nvls_in_every_node = true;
+  // Latency: NVLink 25 + 2 x log2(2) x NET 20.9 = 66.8 us, base 0.
+  CHECK(traces::nccl_nvls_tree_model_time_us(h100(), request) == Approx(66.8).margin(0.01));
+  // Per head: min(40 x 0.85 x 15/16 x 2 = 63.75, 50 x 2 = 100, perChMaxNVLSTreeBw 57.7) = 57.7 GB/s; 8 heads: busBw 461.6,
+  // algbw 461.6 x 16/30 = 246.2 GB/s.
+  request.bytes = 1ull << 30;
+  CHECK(traces::nccl_nvls_tree_model_time_us(h100(), request) == Approx(66.8 + (1ull << 30) / (1000.0 * 461.6 * 16 / 30)).epsilon(1e-6));
+  auto choice = [&](core::Bytes bytes) {
+    request.bytes = bytes;
+    return traces::choose(h100(), request);
+  };
+  CHECK(choice(8).algorithm == traces::Algorithm::kTree);
+  CHECK(choice(1ull << 30).algorithm == traces::Algorithm::kNvlsTree);
+  CHECK(choice(1ull << 30).protocol == Protocol::kSimple);
+  CHECK(choice(1ull << 30).channels == 16);
+  // Other collectives never take it.
+  request.op = CollectiveOp::kAllGather;
+  CHECK(choice(1ull << 30).algorithm == traces::Algorithm::kRing);
+}

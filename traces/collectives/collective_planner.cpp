@@ -7,6 +7,7 @@
 #include "traces/collectives/chain_planner.hpp"
 #include "traces/collectives/flow_plans.hpp"
 #include "traces/collectives/nvls_planner.hpp"
+#include "traces/collectives/nvls_tree_planner.hpp"
 #include "traces/collectives/ring_layout.hpp"
 #include "traces/collectives/ring_planner.hpp"
 #include "traces/collectives/tree_planner.hpp"
@@ -50,16 +51,31 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   } else {
     const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_available(call.gpus);
     TunerRequest request{call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls};
-    std::map<int, int> per_node;  // ranks in each NVLink domain
-    for (int g : call.gpus) ++per_node[domain_of_gpu_[static_cast<std::size_t>(g)]];
+    std::map<int, std::vector<int>> per_node;  // GPUs in each NVLink domain
+    std::vector<int> domains, rails;
+    for (int g : call.gpus) {
+      per_node[domain_of_gpu_[static_cast<std::size_t>(g)]].push_back(g);
+      domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
+      rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
+    }
     request.nodes = static_cast<int>(per_node.size());
     if (request.nodes > 1) {
       int fewest = ranks;
-      for (const auto& [domain, count] : per_node) fewest = std::min(fewest, count);
+      for (const auto& [domain, members] : per_node) fewest = std::min(fewest, static_cast<int>(members.size()));
       request.network_bus_gbps = fewest * network_per_gpu_gbps_;
+      request.nvls_in_every_node = call.op == CollectiveOp::kAllReduce && fewest > 1 &&
+                                   std::all_of(per_node.begin(), per_node.end(), [&](const auto& node) { return nvls_available(node.second); });
     }
     const TunerChoice choice = choose(gpu, request);
-    if (choice.algorithm == Algorithm::kNvls) {
+    if (choice.algorithm == Algorithm::kNvlsTree) {
+      if (!request.nvls_in_every_node || !gpu.nvls)
+        throw core::ConfigError(fabric_.spec().file, "/devices",
+                                "NVLSTree needs an all_reduce across nodes, each node's GPUs (two or more) on a switch with in-network reduction");
+      const NvlsTreeRequest tree{ranks, call.bytes, choice.channels, call.element_size};
+      plan = plan_nvls_tree(tree, *gpu.nvls, gpu.protocols.at(topo::Protocol::kSimple), domains, rails, flow_level);
+      params.step_latency = gpu.nvls->step_latency;
+      params.reduce_latency = gpu.reduce_latency;  // heads add their children's sums
+    } else if (choice.algorithm == Algorithm::kNvls) {
       if (!nvls)
         throw core::ConfigError(fabric_.spec().file, "/devices", "NVLS needs a switch with in-network reduction attached to every GPU used");
       const NvlsRequest request{ranks, call.bytes, choice.channels, call.element_size};
@@ -69,22 +85,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       const auto& protocol = gpu.protocols.at(choice.protocol);
       const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
       if (choice.algorithm == Algorithm::kTree) {
-        std::vector<int> domains, rails;
-        for (int g : call.gpus) {
-          domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
-          rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
-        }
         plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && domains.size() > 1 &&
                                        std::any_of(domains.begin(), domains.end(), [&](int d) { return d != domains.front(); }));
       } else if (call.op == CollectiveOp::kBroadcast || call.op == CollectiveOp::kReduce) {
         plan = plan_chain(chain, protocol);
       } else {
         const RingRequest ring{call.op, ranks, call.bytes, choice.channels, choice.protocol, call.element_size};
-        std::vector<int> domains, rails;
-        for (int g : call.gpus) {
-          domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
-          rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
-        }
         const auto rings = rail_aligned_rings(domains, rails, choice.channels);
         // In one NVLink domain every channel runs the same ring over the
         // same links: one weighted flow per hop stands for them all.

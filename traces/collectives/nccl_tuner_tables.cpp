@@ -18,10 +18,12 @@ int protocol_index(topo::Protocol p) {
 
 const NcclBandwidthCaps& nccl_bandwidth_caps(const std::string& architecture) {
   // llMaxBws beyond one node are indexed by CPU vendor in NCCL; these are the Intel figures.
-  static const NcclBandwidthCaps kVolta{{39.0, 39.0, 20.4}, {20, 20, 20}, {20, 20, 20}, {26.5, 18.5, 10.0}};
-  static const NcclBandwidthCaps kAmpere{{87.7, 39.0, 20.4}, {20, 20, 20}, {20, 20, 20}, {24.0, 23.6, 17.8}};
-  static const NcclBandwidthCaps kHopper{{141.0, 39.0, 20.4}, {36.7, 36.7, 36.7}, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}};
-  static const NcclBandwidthCaps kBlackwell{{282.0, 39.0, 20.4}, {40, 40, 40}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}};
+  static const NcclBandwidthCaps kVolta{{39.0, 39.0, 20.4}, {20, 20, 20}, {20, 20, 20}, {26.5, 18.5, 10.0}, {0, 0, 0}};
+  static const NcclBandwidthCaps kAmpere{{87.7, 39.0, 20.4}, {20, 20, 20}, {20, 20, 20}, {24.0, 23.6, 17.8}, {0, 0, 0}};
+  static const NcclBandwidthCaps kHopper{{141.0, 39.0, 20.4}, {36.7, 36.7, 36.7}, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0},
+                                         {0, 57.7, 45.5}};
+  static const NcclBandwidthCaps kBlackwell{{282.0, 39.0, 20.4}, {40, 40, 40}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0},
+                                            {0, 96.0, 80.0}};
   if (architecture == "volta") return kVolta;
   if (architecture == "ampere") return kAmpere;
   if (architecture == "blackwell") return kBlackwell;
@@ -43,6 +45,11 @@ double nccl_hop_latency_us(bool tree, NcclLinkClass link, topo::Protocol protoco
   if (tree) return link == NcclLinkClass::kNvlink ? kTreeNvlink[p] : kTreeNet[p];
   return link == NcclLinkClass::kNvlink ? kRingNvlink[p] : kRingNet[p];
 }
+
+double nccl_nvls_tree_hop_latency_us(NcclLinkClass link) { return link == NcclLinkClass::kNvlink ? 25.0 : 20.9; }
+
+double nccl_pat_base_latency_us() { return 8.0; }
+double nccl_pat_hop_latency_us(NcclLinkClass link) { return link == NcclLinkClass::kNvlink ? 4.0 : 14.0; }
 
 double nccl_tree_correction(topo::Protocol protocol, core::Bytes bytes) {
   static constexpr double kFactors[3][24] = {

@@ -17,6 +17,7 @@ struct NcclBandwidthCaps {
   double ring_ll128_per_channel[3]; ///< perChMaxRingLL128Bw
   double tree_ll128_per_channel[3]; ///< perChMaxTreeLL128Bw
   double tree_per_channel[3];       ///< perChMaxTreeBw
+  double nvls_tree_per_channel[3];  ///< perChMaxNVLSTreeBw (0 where NVLSTree does not run)
 };
 
 /// The caps of an architecture ("volta", "ampere", "hopper", "blackwell").
@@ -31,6 +32,11 @@ enum class NcclLinkClass { kNvlink, kNet };
 double nccl_base_latency_us(bool tree, topo::Protocol protocol);
 /// Hardware latency per hop (µs) of Ring or Tree over NVLink or the network.
 double nccl_hop_latency_us(bool tree, NcclLinkClass link, topo::Protocol protocol);
+/// NVLSTree's per-hop latency (µs, Simple only): inside the node (NVLS) or across it (NET).
+double nccl_nvls_tree_hop_latency_us(NcclLinkClass link);
+/// PAT's base latency and per-hop latency (µs, Simple only).
+double nccl_pat_base_latency_us();
+double nccl_pat_hop_latency_us(NcclLinkClass link);
 /// Tree all-reduce bandwidth correction for a size (treeCorrectionFactor, indexed by log2(bytes / 64)).
 double nccl_tree_correction(topo::Protocol protocol, core::Bytes bytes);
 

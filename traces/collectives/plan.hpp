@@ -57,6 +57,10 @@ struct PlannedTransfer {
   /// Flow-level plans: the channels this transfer stands for (merged when
   /// they all take the same path); its SM rate cap and its link share scale with it.
   std::uint32_t lanes = 1;
+  /// In-switch transfers: the index of the CollectivePlan::switch_groups
+  /// entry whose ranks take part (NVLSTree reduces inside each node); -1:
+  /// every rank of the communicator.
+  std::int32_t switch_group = -1;
 };
 
 /// The whole schedule of one collective call.
@@ -66,11 +70,23 @@ struct CollectivePlan {
   int ranks = 0;
   int channels = 0;
   double payload_efficiency = 1.0;  ///< wire bytes = payload / efficiency
+  /// In-switch transfers' efficiency where it differs from the point-to-point
+  /// ones' (NVLSTree: NVLS inside the node, Simple across); 0: the same.
+  double in_switch_efficiency = 0;
   /// A flow-level plan: long aggregated transfers for a flow fabric, whose
   /// channel cap limits their rate rather than spacing their issue.
   bool aggregated = false;
   std::vector<int> lockstep_sizes;  ///< members of each lockstep group
   std::vector<PlannedTransfer> transfers;
+  /// Rank sets that in-switch transfers name by index (PlannedTransfer::switch_group).
+  std::vector<std::vector<int>> switch_groups;
+
+  double efficiency_of(const PlannedTransfer& t) const {
+    return t.kind != models::TransferKind::kPointToPoint && in_switch_efficiency > 0 ? in_switch_efficiency : payload_efficiency;
+  }
+
+  /// Whether `rank` takes part in transfer `t`: its two ends, or every member of its switch group.
+  bool involves(const PlannedTransfer& t, int rank) const;
 
   /// Sum of payload bytes each rank sends, by rank.
   std::vector<core::Bytes> bytes_sent_by_rank() const;

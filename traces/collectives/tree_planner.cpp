@@ -41,21 +41,61 @@ std::vector<int> binary_tree_parents(int nodes, int tree) {
   return parents;
 }
 
-CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& p,
-                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
-                                       bool aggregated) {
+TreeShape tree_shape(const std::vector<int>& parents) {
+  TreeShape shape;
+  shape.children.resize(parents.size());
+  for (std::size_t i = 0; i < parents.size(); ++i) {
+    if (parents[i] < 0) shape.root = static_cast<int>(i);
+    else shape.children[static_cast<std::size_t>(parents[i])].push_back(static_cast<int>(i));
+  }
+  std::function<void(int)> visit = [&](int node) {
+    for (int child : shape.children[static_cast<std::size_t>(node)]) visit(child);
+    shape.post_order.push_back(node);
+  };
+  if (!parents.empty()) visit(shape.root);
+  return shape;
+}
+
+std::vector<std::vector<int>> ranks_by_node(const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank) {
   // Nodes in order of first appearance, each node's ranks in rail order.
   std::vector<std::vector<int>> nodes;
   std::map<int, std::size_t> node_index;
-  for (int r = 0; r < request.ranks; ++r) {
-    auto [it, inserted] = node_index.try_emplace(domain_of_rank[static_cast<std::size_t>(r)], nodes.size());
+  for (std::size_t r = 0; r < domain_of_rank.size(); ++r) {
+    auto [it, inserted] = node_index.try_emplace(domain_of_rank[r], nodes.size());
     if (inserted) nodes.emplace_back();
-    nodes[it->second].push_back(r);
+    nodes[it->second].push_back(static_cast<int>(r));
   }
   for (auto& members : nodes)
     std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
       return rail_of_rank[static_cast<std::size_t>(a)] < rail_of_rank[static_cast<std::size_t>(b)];
     });
+  return nodes;
+}
+
+void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes) {
+  plan.aggregated = true;
+  for (auto& t : plan.transfers) {
+    // Depth: the longest chain of receipts before it (transfers come in dependency order).
+    std::uint32_t depth = 0;
+    if (t.after_received != kNoTransfer) depth = plan.transfers[static_cast<std::size_t>(t.after_received)].fill_steps + 1;
+    for (auto extra : t.also_after_received) depth = std::max(depth, plan.transfers[static_cast<std::size_t>(extra)].fill_steps + 1);
+    t.fill_steps = depth;
+    const core::Bytes per_lane = t.payload / std::max<std::uint32_t>(1, t.lanes);
+    t.steps = static_cast<std::uint32_t>(std::max<core::Bytes>(1, (per_lane + step_bytes - 1) / step_bytes));
+    t.reduce_steps = t.reduced_on_receipt ? t.steps : 0;
+  }
+  // The chunks pipeline through the edges: every edge's flow runs at once,
+  // its depth paid as fill steps, as coalesce_for_flow does for chains.
+  for (auto& t : plan.transfers) {
+    t.after_received = t.after_released = t.after_sent = t.released_by = kNoTransfer;
+    t.also_after_received.clear();
+  }
+}
+
+CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::ProtocolParams& p,
+                                       const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
+                                       bool aggregated) {
+  const auto nodes = ranks_by_node(domain_of_rank, rail_of_rank);
   if (nodes.size() == 1) return plan_tree_all_reduce(request, p);
 
   auto plan = CollectivePlan::empty("Tree", topo::protocol_name(request.protocol), request.ranks, request.channels,
@@ -101,19 +141,10 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
     std::vector<std::vector<int>> order = nodes;
     for (auto& members : order)
       std::rotate(members.begin(), members.begin() + static_cast<std::ptrdiff_t>((c / 2) % members.size()), members.end());
-    std::vector<std::vector<int>> child_nodes(static_cast<std::size_t>(node_count));
-    int root = 0;
-    for (int i = 0; i < node_count; ++i) {
-      if (parent[static_cast<std::size_t>(i)] < 0) root = i;
-      else child_nodes[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])].push_back(i);
-    }
-    // Post-order: children before their parent.
-    std::vector<int> post_order;
-    std::function<void(int)> visit = [&](int node) {
-      for (int child : child_nodes[static_cast<std::size_t>(node)]) visit(child);
-      post_order.push_back(node);
-    };
-    visit(root);
+    const TreeShape shape = tree_shape(parent);
+    const auto& child_nodes = shape.children;
+    const auto& post_order = shape.post_order;
+    const int root = shape.root;
     auto [begin, end] = channel_region(request, c);
     if (aggregated) {
       // The lanes' regions together: their bytes, as one transfer per edge.
@@ -164,25 +195,7 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
     for (std::size_t i = first_transfer; i < plan.transfers.size(); ++i)
       plan.transfers[i].lanes = static_cast<std::uint32_t>(lanes_of[static_cast<std::size_t>(c)]);
   }
-  if (aggregated) {
-    plan.aggregated = true;
-    for (auto& t : plan.transfers) {
-      // Depth: the longest chain of receipts before it (transfers come in dependency order).
-      std::uint32_t depth = 0;
-      if (t.after_received != kNoTransfer) depth = plan.transfers[static_cast<std::size_t>(t.after_received)].fill_steps + 1;
-      for (auto extra : t.also_after_received) depth = std::max(depth, plan.transfers[static_cast<std::size_t>(extra)].fill_steps + 1);
-      t.fill_steps = depth;
-      const core::Bytes per_lane = t.payload / std::max<std::uint32_t>(1, t.lanes);
-      t.steps = static_cast<std::uint32_t>(std::max<core::Bytes>(1, (per_lane + step_bytes - 1) / step_bytes));
-      t.reduce_steps = t.reduced_on_receipt ? t.steps : 0;
-    }
-    // The chunks pipeline through the edges: every edge's flow runs at once,
-    // its depth paid as fill steps, as coalesce_for_flow does for chains.
-    for (auto& t : plan.transfers) {
-      t.after_received = t.after_released = t.after_sent = t.released_by = kNoTransfer;
-      t.also_after_received.clear();
-    }
-  }
+  if (aggregated) flatten_pipeline(plan, step_bytes);
   return plan;
 }
 

@@ -18,6 +18,25 @@ namespace fabsim::traces {
 /// its mirror (n even) or its shift by one (n odd), as ncclGetDtree builds them.
 std::vector<int> binary_tree_parents(int nodes, int tree);
 
+/// A tree given by its parent array: its root, each node's children and a
+/// post-order (children before their parent).
+struct TreeShape {
+  int root = 0;
+  std::vector<std::vector<int>> children;
+  std::vector<int> post_order;
+};
+TreeShape tree_shape(const std::vector<int>& parents);
+
+/// The ranks of each node (NVLink domain, `domain_of_rank`) in order of
+/// first appearance, each node's ranks ordered by `rail_of_rank`.
+std::vector<std::vector<int>> ranks_by_node(const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank);
+
+/// Makes a chunk-by-chunk pipeline plan whose chunks are whole regions
+/// flow-level: each transfer's depth (longest chain of receipts before it)
+/// becomes its fill steps, its bytes per lane over `step_bytes` its steps,
+/// and the dependencies go (every edge's flow runs at once).
+void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes);
+
 /// `domain_of_rank[r]` groups the communicator's ranks into nodes (NVLink
 /// domains) and `rail_of_rank[r]` orders them inside a node. With one node
 /// this is plan_tree_all_reduce's chain.

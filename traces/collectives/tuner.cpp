@@ -22,12 +22,14 @@ std::string algorithm_name(Algorithm a) {
     case Algorithm::kRing: return "Ring";
     case Algorithm::kTree: return "Tree";
     case Algorithm::kNvls: return "NVLS";
+    case Algorithm::kNvlsTree: return "NVLSTree";
+    case Algorithm::kPat: return "PAT";
   }
   return "?";
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls})
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree, Algorithm::kPat})
     if (core::lower_case(algorithm_name(a)) == core::lower_case(name)) return a;
   return std::nullopt;
 }
@@ -39,24 +41,53 @@ double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 }
 
 TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
-  const bool nvls_possible = request.nvls_available && gpu.nvls && request.op == CollectiveOp::kAllReduce && request.ranks > 1;
-  bool use_nvls = request.algorithm == Algorithm::kNvls;
-  if (!request.algorithm && nvls_possible) {
-    const TunerChoice ring = choose_ring(gpu, request);
-    use_nvls = nccl_nvls_model_time_us(gpu, request) < nccl_ring_model_time_us(gpu, request, ring.protocol);
-  }
-  if (!use_nvls) {
-    const bool across_nodes = request.nodes > 1 && request.op == CollectiveOp::kAllReduce;
-    if (request.algorithm == Algorithm::kTree && across_nodes) return choose_tree(gpu, request);
-    TunerChoice choice = choose_ring(gpu, request);
-    if (request.algorithm == Algorithm::kTree) choice.algorithm = Algorithm::kTree;
-    if (!request.algorithm && across_nodes) {
-      const TunerChoice tree = choose_tree(gpu, request);
-      if (nccl_tree_model_time_us(gpu, request, tree.protocol) < nccl_ring_model_time_us(gpu, request, choice.protocol)) return tree;
+  const bool all_reduce = request.op == CollectiveOp::kAllReduce;
+  const bool across_nodes = request.nodes > 1;
+  const int nvls_channels = gpu.nvls ? request.channels.value_or(gpu.nvls->channels) : 0;
+  if (request.algorithm) {
+    switch (*request.algorithm) {
+      case Algorithm::kNvls:
+      case Algorithm::kNvlsTree:
+      case Algorithm::kPat: {
+        // NVLS, NVLSTree and PAT run Simple only, NVLS kinds on the NVLS channels.
+        const int channels = *request.algorithm == Algorithm::kPat ? choose_ring(gpu, request).channels : nvls_channels;
+        return {*request.algorithm, topo::Protocol::kSimple, std::max(1, channels)};
+      }
+      case Algorithm::kTree:
+        if (across_nodes && all_reduce) return choose_tree(gpu, request);
+        break;
+      case Algorithm::kRing: break;
     }
+    TunerChoice choice = choose_ring(gpu, request);
+    choice.algorithm = *request.algorithm;
     return choice;
   }
-  return {Algorithm::kNvls, topo::Protocol::kSimple, request.channels.value_or(gpu.nvls->channels)};
+  // NCCL's argmin over the algorithms enabled for this call.
+  TunerChoice best = choose_ring(gpu, request);
+  double best_time = nccl_ring_model_time_us(gpu, request, best.protocol);
+  auto consider = [&](TunerChoice choice, double time) {
+    if (time < best_time) {
+      best = choice;
+      best_time = time;
+    }
+  };
+  const bool nvls_possible = request.nvls_available && gpu.nvls && all_reduce && request.ranks > 1;
+  if (nvls_possible && !across_nodes) consider({Algorithm::kNvls, topo::Protocol::kSimple, nvls_channels}, nccl_nvls_model_time_us(gpu, request));
+  if (across_nodes && all_reduce) {
+    const TunerChoice tree = choose_tree(gpu, request);
+    consider(tree, nccl_tree_model_time_us(gpu, request, tree.protocol));
+    // NVLSTree needs NVLS in every node and at least 2 NVLS channels.
+    if (request.nvls_in_every_node && gpu.nvls && nvls_channels >= 2)
+      consider({Algorithm::kNvlsTree, topo::Protocol::kSimple, nvls_channels}, nccl_nvls_tree_model_time_us(gpu, request));
+  }
+  // PAT: all-gather and reduce-scatter at one rank per node.
+  const bool gather_or_scatter = request.op == CollectiveOp::kAllGather || request.op == CollectiveOp::kReduceScatter;
+  if (across_nodes && gather_or_scatter && request.nodes == request.ranks && gpu.protocols.contains(topo::Protocol::kSimple)) {
+    TunerRequest simple = request;
+    simple.protocol = topo::Protocol::kSimple;
+    consider({Algorithm::kPat, topo::Protocol::kSimple, choose_ring(gpu, simple).channels}, nccl_pat_model_time_us(gpu, request));
+  }
+  return best;
 }
 
 namespace {
@@ -129,6 +160,36 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const double latency = nccl_base_latency_us(true, protocol) +
                          2 * ((per_node - 1) * intra_latency_us(true, protocol) +
                               std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol));
+  return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
+}
+
+double nccl_nvls_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
+  const auto& nvls = *gpu.nvls;
+  const int channels = request.channels.value_or(nvls.channels);
+  if (channels < 2 || request.nodes < 2) return std::numeric_limits<double>::infinity();
+  const auto& caps = nccl_bandwidth_caps(gpu.architecture);
+  const int index = nccl_node_index(request.nodes);
+  const int heads = std::min(32, std::max(1, request.ranks / request.nodes));
+  // tuning.cc: per head, the NVLS reduction inside the node (twice: reduce and
+  // broadcast), the head's NIC (counted twice on <= 2 nodes, where the tree's
+  // two directions use both halves of the link), and perChMaxNVLSTreeBw.
+  const double intra = nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency * (channels - 1) / channels * 2;
+  const double inter = request.network_bus_gbps / heads * (request.nodes <= 2 ? 2 : 1);
+  const double bus = heads * std::min({intra, inter, caps.nvls_tree_per_channel[index]});
+  const int n = request.ranks;
+  const double alg = bus * n / ring_steps(request.op, n);
+  const double latency = nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNvlink) +
+                         2 * std::log2(static_cast<double>(request.nodes)) * nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNet);
+  return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
+}
+
+double nccl_pat_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
+  // tuning.cc: PAT's bus bandwidth is the graph's x 0.75 and, for AG/RS on
+  // anything but Ring, is used as the algorithm bandwidth of the total size.
+  const double alg = 0.75 * multi_node_bus_gbps(gpu, request);
+  const double latency = nccl_pat_base_latency_us() +
+                         std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_pat_hop_latency_us(NcclLinkClass::kNet) / 3.5 +
+                         2.8 * request.ranks;
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
 

@@ -12,7 +12,8 @@
 
 namespace fabsim::traces {
 
-enum class Algorithm { kRing, kTree, kNvls };
+/// NCCL's algorithms as fabsim names them (NCCL_ALGO spellings: Ring, Tree, NVLS, NVLSTree, PAT).
+enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kPat };
 std::string algorithm_name(Algorithm a);
 /// Parses NCCL's algorithm names case-insensitively ("ring", "NVLS"); "auto" is not an algorithm.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
@@ -27,6 +28,9 @@ struct TunerRequest {
   bool nvls_available = false;              ///< the GPUs share a switch with in-network reduction
   int nodes = 1;                            ///< NVLink domains the communicator spans
   double network_bus_gbps = 0;              ///< NIC bandwidth of one node's ranks (GB/s, line rate), when nodes > 1
+  /// Across nodes: each node's ranks share a switch with in-network
+  /// reduction (NVLSTree reduces inside the node with it).
+  bool nvls_in_every_node = false;
 };
 
 struct TunerChoice {
@@ -54,6 +58,13 @@ TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request);
 double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
 
 TunerChoice choose_tree(const topo::GpuModel& gpu, const TunerRequest& request);
+
+/// NCCL's predicted time (us) of an NVLSTree all-reduce across request.nodes
+/// nodes (Simple only): NVLS inside each node, a tree across them.
+double nccl_nvls_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request);
+
+/// NCCL's predicted time (us) of a PAT all-gather or reduce-scatter at one rank per node (Simple only).
+double nccl_pat_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// Parses NCCL's protocol names case-insensitively ("ll", "LL128", "simple").
 std::optional<topo::Protocol> parse_protocol(std::string_view name);

@@ -40,7 +40,8 @@ core::TimePs channel_drift(const CollectivePlan& plan, const topo::ChannelDrift&
   std::vector<double> sent(static_cast<std::size_t>(plan.ranks), 0.0);
   for (const auto& t : plan.transfers) {
     if (t.kind == models::TransferKind::kReduceInSwitch) {
-      for (auto& s : sent) s += static_cast<double>(t.payload);
+      for (int r = 0; r < plan.ranks; ++r)
+        if (plan.involves(t, r)) sent[static_cast<std::size_t>(r)] += static_cast<double>(t.payload);
     } else {
       sent[static_cast<std::size_t>(t.issuer())] += static_cast<double>(t.payload);
     }

@@ -32,6 +32,11 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   result_.transfers = n;
   outstanding_ = n;
   drift_ = channel_drift(plan_, params_.drift);
+  switch_group_gpus_.clear();
+  for (const auto& members : plan_.switch_groups) {
+    auto& gpus = switch_group_gpus_.emplace_back();
+    for (int r : members) gpus.push_back(params_.gpu_of_rank.at(static_cast<std::size_t>(r)));
+  }
 
   for (std::size_t i = 0; i < n; ++i) {
     const auto& t = plan_.transfers[i];
@@ -47,7 +52,8 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     rank_pending_.assign(static_cast<std::size_t>(plan_.ranks), 0);
     for (const auto& t : plan_.transfers) {
       if (t.kind != models::TransferKind::kPointToPoint) {
-        for (auto& p : rank_pending_) ++p;
+        for (int r = 0; r < plan_.ranks; ++r)
+          if (plan_.involves(t, r)) ++rank_pending_[static_cast<std::size_t>(r)];
       } else {
         ++rank_pending_[static_cast<std::size_t>(t.source)];
         if (t.destination != t.source) ++rank_pending_[static_cast<std::size_t>(t.destination)];
@@ -87,7 +93,7 @@ void PlanExecutor::issue(std::int32_t id) {
   const auto& t = plan_.transfers[id];
   const core::TimePs now = core::now_ps();
   auto& engine = engine_free_[static_cast<std::size_t>(t.issuer()) * plan_.channels + t.channel];
-  const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.payload_efficiency));
+  const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.efficiency_of(t)));
   const core::TimePs at = std::max(now, engine);
   // One SM pushes at most channel_cap of payload.
   if (!params_.flow_level) engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
@@ -95,7 +101,9 @@ void PlanExecutor::issue(std::int32_t id) {
     const auto& tr = plan_.transfers[id];
     models::TransferRequest request{id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
                                     params_.gpu_of_rank[tr.destination], tr.payload, wire, tr.kind,
-                                    static_cast<std::uint32_t>(tr.channel), &params_.gpu_of_rank};
+                                    static_cast<std::uint32_t>(tr.channel),
+                                    tr.switch_group < 0 ? &params_.gpu_of_rank
+                                                        : &switch_group_gpus_[static_cast<std::size_t>(tr.switch_group)]};
     request.pipeline_steps = tr.steps;
     if (params_.flow_level && tr.lockstep >= 0) {
       request.lockstep_group = (id_base_ << 16) + static_cast<std::uint64_t>(tr.lockstep) + 1;
@@ -167,8 +175,12 @@ void PlanExecutor::on_received(std::int32_t id) {
     rank_received(t.source, now);
     if (t.destination != t.source) rank_received(t.destination, now);
   } else {
-    for (auto& f : result_.rank_finish) f = std::max(f, now);  // every rank takes part
-    for (int r = 0; r < plan_.ranks; ++r) rank_received(r, now);
+    for (int r = 0; r < plan_.ranks; ++r) {  // every member of its switch group takes part
+      if (!plan_.involves(t, r)) continue;
+      auto& f = result_.rank_finish[static_cast<std::size_t>(r)];
+      f = std::max(f, now);
+      rank_received(r, now);
+    }
   }
   if (t.released_by == kNoTransfer) release(id);
   for (auto next : waits_on_received_[id]) satisfy(next);

@@ -78,6 +78,7 @@ class PlanExecutor : public models::TransferCompletion {
 
   models::Transport& transport_;
   core::TimerQueue& timers_;
+  std::vector<std::vector<int>> switch_group_gpus_;  // the plan's switch groups as GPU indices
   CollectivePlan plan_;
   ExecutionParams params_;
   core::TimePs start_ = 0;

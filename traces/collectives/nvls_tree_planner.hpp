@@ -1,0 +1,42 @@
+#pragma once
+/// NCCL's NVLSTree all-reduce across nodes (device/all_reduce.h, runNvlsTree):
+/// the buffer is split among the node's heads (one per NIC, at most 32); for
+/// each chunk of its share a head reduces the chunk of every GPU of its node
+/// in the switch (multimem.ld_reduce), adds what its tree children sent,
+/// sends the sum to its parent node's head over the network, and once the
+/// total comes back down (or, at the root, is complete) stores it to every
+/// GPU of its node through the switch's multicast (multimem.st). Heads of the
+/// same local index form NCCL's double binary tree over the nodes; even
+/// channels run tree 0, odd ones tree 1.
+
+#include <vector>
+
+#include "topologies/hardware_catalogue.hpp"
+#include "traces/collectives/plan.hpp"
+
+namespace fabsim::traces {
+
+struct NvlsTreeRequest {
+  int ranks = 2;
+  core::Bytes bytes = 0;  ///< per-rank buffer (all-reduce)
+  int channels = 2;       ///< NVLS channels
+  core::Bytes element_size = 4;
+};
+
+/// NVLSTree's chunk: NVLS's chunk doubled (256 KiB) on up to 3 nodes and
+/// halved (64 KiB) on 4 or more, then dropped for small buffers the way NVLS
+/// drops it (nccl-model.md section 5).
+core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, int nodes, core::Bytes nvls_chunk);
+
+/// The network hops run the Simple protocol (`simple`: its FIFO slots and
+/// payload efficiency); the in-switch ones NVLS's efficiency.
+/// `domain_of_rank` groups the ranks into nodes, `rail_of_rank` orders them
+/// inside a node; head h of a node is its h-th rank. With `aggregated` the
+/// plan is flow-level: per head and tree, one transfer per tree edge and per
+/// in-switch operation standing for all its chunks.
+/// Throws std::invalid_argument with fewer than two nodes.
+CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsParams& nvls, const topo::ProtocolParams& simple,
+                              const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
+                              bool aggregated = false);
+
+}  // namespace fabsim::traces
