@@ -126,3 +126,23 @@ TEST_CASE("NVLSTree needs NVLS inside the nodes: on one node, or on one-GPU node
   const auto one_gpu = run_fabsim("nccl-test --topology " + one_gpu_nodes(2) + " --algo nvlstree -b 1M -e 1M");
   CHECK(one_gpu.exit_code == 2);
 }
+
+TEST_CASE("PAT on 16 one-GPU nodes: a 64 KiB all-gather in log2(16) network steps beats the ring's 15", "[multinode]") {
+  const auto topology = one_gpu_nodes(16);
+  const auto pat = nccl_test(topology, "--op all_gather -b 64K -e 64K");
+  const auto ring = nccl_test(topology, "--op all_gather --algo ring -b 64K -e 64K");
+  CHECK(pat["rows"][0]["algorithm"] == "PAT");
+  const double pat_us = pat["rows"][0]["time_us"].get<double>();
+  const double ring_us = ring["rows"][0]["time_us"].get<double>();
+  CHECK(pat_us < 0.8 * ring_us);
+  // At 1 GiB both are bound by the NICs, and NCCL's model goes back to the ring.
+  const auto large = nccl_test(topology, "--op all_gather -b 1G -e 1G");
+  CHECK(large["rows"][0]["algorithm"] == "Ring");
+  const auto large_pat = nccl_test(topology, "--op all_gather --algo pat -b 1G -e 1G");
+  CHECK(large_pat["rows"][0]["busbw_GBps"].get<double>() == Approx(large["rows"][0]["busbw_GBps"].get<double>()).epsilon(0.03));
+}
+
+TEST_CASE("PAT needs one GPU per node: forcing it on an HGX node is a clear error", "[multinode]") {
+  const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " --op all_gather --algo pat -b 1M -e 1M");
+  CHECK(r.exit_code == 2);
+}

@@ -111,3 +111,21 @@ TEST_CASE("NCCL's multi-node model on 2 HGX H100 nodes with NVLS in each: NVLSTr
   request.op = CollectiveOp::kAllGather;
   CHECK(choice(1ull << 30).algorithm == traces::Algorithm::kRing);
 }
+
+TEST_CASE("NCCL's model picks PAT for small and mid all-gathers at one GPU per node, Ring for large", "[tuner]") {
+  traces::TunerRequest request{CollectiveOp::kAllGather, 16, 64 << 10, {}, {}, {}, false};
+  request.nodes = 16;
+  request.network_bus_gbps = 50;
+  // PAT latency: base 8 + log2(16) x 14 / 3.5 + 2.8 x 16 = 68.8 us; bandwidth 0.75 x min(graph, 50 GB/s NIC) = 37.5 GB/s.
+  CHECK(traces::nccl_pat_model_time_us(h100(), request) == Approx(68.8 + (64 << 10) / (1000.0 * 37.5)).epsilon(1e-6));
+  CHECK(traces::choose(h100(), request).algorithm == traces::Algorithm::kPat);
+  CHECK(traces::choose(h100(), request).protocol == Protocol::kSimple);
+  request.op = CollectiveOp::kReduceScatter;
+  CHECK(traces::choose(h100(), request).algorithm == traces::Algorithm::kPat);
+  request.bytes = 1ull << 30;
+  CHECK(traces::choose(h100(), request).algorithm == traces::Algorithm::kRing);
+  // Two GPUs per node: never PAT.
+  request.bytes = 64 << 10;
+  request.nodes = 8;
+  CHECK(traces::choose(h100(), request).algorithm == traces::Algorithm::kRing);
+}

@@ -8,6 +8,7 @@
 #include "traces/collectives/flow_plans.hpp"
 #include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/nvls_tree_planner.hpp"
+#include "traces/collectives/pat_planner.hpp"
 #include "traces/collectives/ring_layout.hpp"
 #include "traces/collectives/ring_planner.hpp"
 #include "traces/collectives/tree_planner.hpp"
@@ -87,6 +88,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       if (choice.algorithm == Algorithm::kTree) {
         plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && domains.size() > 1 &&
                                        std::any_of(domains.begin(), domains.end(), [&](int d) { return d != domains.front(); }));
+      } else if (choice.algorithm == Algorithm::kPat) {
+        if (request.nodes != ranks || ranks < 2)
+          throw core::ConfigError(fabric_.spec().file, "/devices",
+                                  "PAT runs across nodes at one GPU per node (NCCL enables it only there)");
+        const RingRequest pat{call.op, ranks, call.bytes, choice.channels, choice.protocol, call.element_size};
+        plan = plan_pat(pat, protocol);
       } else if (call.op == CollectiveOp::kBroadcast || call.op == CollectiveOp::kReduce) {
         plan = plan_chain(chain, protocol);
       } else {

@@ -50,7 +50,9 @@ TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
       case Algorithm::kNvlsTree:
       case Algorithm::kPat: {
         // NVLS, NVLSTree and PAT run Simple only, NVLS kinds on the NVLS channels.
-        const int channels = *request.algorithm == Algorithm::kPat ? choose_ring(gpu, request).channels : nvls_channels;
+        TunerRequest simple = request;
+        simple.protocol = topo::Protocol::kSimple;
+        const int channels = *request.algorithm == Algorithm::kPat ? choose_ring(gpu, simple).channels : nvls_channels;
         return {*request.algorithm, topo::Protocol::kSimple, std::max(1, channels)};
       }
       case Algorithm::kTree:
