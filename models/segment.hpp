@@ -22,16 +22,20 @@ struct Route {
 class CreditReturn;
 
 /// What a switch does with a segment: forward it, combine it with the same
-/// piece from every other member of a group (NVLink SHARP ld_reduce), or copy
-/// it to every member (multimem store).
+/// piece from every other member of a group (NVLink SHARP ld_reduce, SHARP
+/// in an InfiniBand switch), or copy it to every member (multimem store).
+/// Reduce and multicast segments travel as unicast until their route ends
+/// at the switch that does the operation.
 enum class SegmentKind : std::uint8_t { kUnicast, kReduce, kMulticast };
 
 /// The in-switch part of a reduce or multicast, shared by its segments and
 /// owned by the fabric.
 struct InNetworkOp {
-  std::uint16_t fan_in = 0;                                ///< reduce: sources combined per piece
-  const Route* result_route = nullptr;                     ///< reduce: from the switch to the destination
-  const std::vector<std::uint16_t>* multicast_ports = nullptr;  ///< multicast: output ports to copy to
+  std::uint16_t fan_in = 0;             ///< reduce: sources combined per piece
+  const Route* result_route = nullptr;  ///< reduce: from the switch to the destination
+  /// Multicast: a route from the switch to every member. A reduce with
+  /// these (and no result route) multicasts its result: an all-reduce.
+  const std::vector<Route>* multicast_routes = nullptr;
 };
 
 /// A piece of a transfer. Models forward it hop by hop using its route.

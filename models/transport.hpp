@@ -12,14 +12,15 @@ namespace fabsim::models {
 
 /// What a transfer does: move bytes from one GPU to another, reduce the same
 /// bytes of every group member into one GPU inside the switch (NVLink SHARP
-/// multimem.ld_reduce), or copy one GPU's bytes to every group member through
-/// the switch (multimem.st).
-enum class TransferKind { kPointToPoint, kReduceInSwitch, kMulticastInSwitch };
+/// multimem.ld_reduce), copy one GPU's bytes to every group member through
+/// the switch (multimem.st), or reduce every member's bytes in the switch
+/// and return the sum to every member (SHARP all-reduce in the network).
+enum class TransferKind { kPointToPoint, kReduceInSwitch, kMulticastInSwitch, kAllReduceInSwitch };
 
 /// One transfer (global GPU indexes).
 struct TransferRequest {
   std::uint64_t id = 0;
-  int source = 0;       ///< unused for kReduceInSwitch (every group member sends)
+  int source = 0;       ///< unused for kReduceInSwitch and kAllReduceInSwitch (every group member sends)
   int destination = 0;  ///< unused for kMulticastInSwitch (every group member receives)
   core::Bytes payload_bytes = 0;
   core::Bytes wire_bytes = 0;  ///< payload plus protocol overhead (LL flags, LL128 flag words)

@@ -76,27 +76,23 @@ void Fabric::send(const models::TransferRequest& request) {
   }
 }
 
-bool Fabric::supports_in_switch_collectives(const std::vector<int>& group) { return !planes_for(group).empty(); }
-
 const std::vector<Fabric::SwitchPlane>& Fabric::planes_for(const std::vector<int>& group) {
   auto [it, inserted] = planes_.try_emplace(group);
   if (!inserted) return it->second;
   auto& planes = it->second;
-  for (const auto& links : find_switch_planes(spec_, graph_, group)) {
+  for (const auto& links : switch_planes(group)) {
     SwitchPlane plane;
     plane.weight = links.weight;
-    for (std::size_t m = 0; m < group.size(); ++m) {
-      plane.up.push_back({{links.up_port[m]}});
-      plane.down.push_back({{links.down_port[m]}});
-      plane.multicast_ports.push_back(links.down_port[m]);
-    }
+    plane.up = links.up_route;
+    plane.down = links.down_route;
     planes.push_back(std::move(plane));
   }
   // Ops point into the planes' own vectors: fill them once the vector stops moving.
   for (auto& plane : planes) {
     for (const auto& route : plane.down)
       plane.reduce_to.push_back({static_cast<std::uint16_t>(group.size()), &route, nullptr});
-    plane.multicast = {0, nullptr, &plane.multicast_ports};
+    plane.multicast = {0, nullptr, &plane.down};
+    plane.all_reduce = {static_cast<std::uint16_t>(group.size()), nullptr, &plane.down};
   }
   return planes;
 }
@@ -112,8 +108,9 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
   const auto& group = *request.group;
   const auto& planes = planes_for(group);
   if (planes.empty())
-    throw core::SimulationError("NVLink SHARP needs a switch with in-network reduction attached to every GPU of the communicator");
-  const bool reduce = request.kind == models::TransferKind::kReduceInSwitch;
+    throw core::SimulationError("in-switch reduction needs a switch with it on every GPU's route (NVLink SHARP, or SHARP in one network switch)");
+  const bool all_reduce = request.kind == models::TransferKind::kAllReduceInSwitch;
+  const bool reduce = all_reduce || request.kind == models::TransferKind::kReduceInSwitch;
   const int endpoint = reduce ? request.destination : request.source;
   const auto member = static_cast<std::size_t>(std::find(group.begin(), group.end(), endpoint) - group.begin());
   double total_weight = 0;
@@ -133,7 +130,7 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
     shares.emplace_back(bytes, pieces);
     pieces_total += pieces;
   }
-  if (!reduce) multicast_pending_[request.id] = static_cast<int>(group.size());
+  if (!reduce || all_reduce) multicast_pending_[request.id] = static_cast<int>(group.size());
 
   std::uint32_t piece_id = 0;
   for (std::size_t i = 0; i < planes.size(); ++i) {
@@ -150,7 +147,7 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
       if (reduce) {
         // Every member sends its copy of the piece up; the switch sends the sum down.
         segment.kind = models::SegmentKind::kReduce;
-        segment.op = &plane.reduce_to[member];
+        segment.op = all_reduce ? &plane.all_reduce : &plane.reduce_to[member];
         for (std::size_t m = 0; m < group.size(); ++m) {
           models::Segment up = segment;
           up.route = &plane.up[m];

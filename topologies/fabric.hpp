@@ -39,18 +39,17 @@ class Fabric : public FabricBackend, public models::DeliveryListener {
   std::uint64_t backend_events() const override;
   std::vector<LinkUsage> link_usage(TimePs elapsed) const override;
   std::vector<double> link_bytes() const override;
-  bool supports_in_switch_collectives(const std::vector<int>& group) override;
   bool flow_level() const override { return false; }
 
  private:
   /// One switch plane that can reduce and multicast for a group of GPUs.
   struct SwitchPlane {
     Bandwidth weight;                            ///< slowest GPU-switch link of the group
-    std::vector<models::Route> up;               ///< by group member: its port to the switch
-    std::vector<models::Route> down;             ///< by group member: the switch's port to it
-    std::vector<std::uint16_t> multicast_ports;  ///< the switch's ports to every member
+    std::vector<models::Route> up;               ///< by group member: its route to the switch
+    std::vector<models::Route> down;             ///< by group member: the switch's route to it
     std::vector<models::InNetworkOp> reduce_to;  ///< by group member: reduce with it as destination
-    models::InNetworkOp multicast;
+    models::InNetworkOp multicast;               ///< copy to every member
+    models::InNetworkOp all_reduce;              ///< reduce, then copy the sum to every member
   };
   const std::vector<SwitchPlane>& planes_for(const std::vector<int>& group);
   void send_point_to_point(const models::TransferRequest& request);

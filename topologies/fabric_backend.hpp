@@ -4,6 +4,7 @@
 /// flow-level (FlowFabric: max-min fair sharing of link bandwidth).
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,36 @@ struct LinkUsage {
   std::uint64_t segments = 0;  ///< segments delivered (one kernel event each; 0 in flow mode)
 };
 
+/// The routes of one switch plane that can reduce and multicast for a group:
+/// a switch with in-network reduction wired directly to every member
+/// (NVLink SHARP), or, for a network plane, the first switch with it where
+/// every member's route toward the others leads (SHARP: GPU, PCIe switch,
+/// NIC, leaf).
+struct SwitchPlaneLinks {
+  int switch_device = -1;
+  bool network = false;  ///< reached through NICs rather than one NVLink hop
+  Bandwidth weight;      ///< slowest link between a member and the switch
+  std::vector<std::vector<LinkDirectionRef>> up;    ///< by member: member -> switch, hop by hop
+  std::vector<std::vector<LinkDirectionRef>> down;  ///< by member: switch -> member
+  std::vector<models::Route> up_route;              ///< by member: `up` as output ports, from the member
+  std::vector<models::Route> down_route;            ///< by member: `down` as output ports, from the switch
+};
+
+/// Every NVLink plane for `group` (global GPU indexes), in device order; when
+/// there is none, the network plane, if the members' routes meet at one.
+std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, FabricGraph& graph, const std::vector<int>& group);
+
 class FabricBackend : public models::Transport {
  public:
   virtual const TopologySpec& spec() const = 0;
   virtual FabricGraph& graph() = 0;
   int gpu_count() const { return static_cast<int>(spec().gpus.size()); }
-  /// True when some switch with in-network reduction is one hop from every GPU of `group`.
-  virtual bool supports_in_switch_collectives(const std::vector<int>& group) = 0;
+  /// True when some switch with in-network reduction is one hop from every
+  /// GPU of `group` (NVLink SHARP).
+  bool supports_in_switch_collectives(const std::vector<int>& group);
+  /// True when the routes of every GPU of `group` meet first at one network
+  /// switch with in-network reduction (SHARP in an InfiniBand leaf).
+  bool supports_network_reduction(const std::vector<int>& group);
   /// Work units injected: segments (segment level) or flows (flow level).
   virtual std::uint64_t units_injected() const = 0;
   /// Events the backend itself handled (segment deliveries, or rate recomputations).
@@ -40,21 +64,16 @@ class FabricBackend : public models::Transport {
   virtual std::vector<double> link_bytes() const = 0;
   virtual bool flow_level() const = 0;
   bool proxied(int source, int destination) override;
+
+ protected:
+  /// find_switch_planes for `group`, computed once.
+  const std::vector<SwitchPlaneLinks>& switch_planes(const std::vector<int>& group);
+
+ private:
+  std::map<std::vector<int>, std::vector<SwitchPlaneLinks>> switch_planes_;  // by group
 };
 
-/// The links of one switch plane that can reduce and multicast for a group:
-/// a switch with in-network reduction wired directly to every member.
-struct SwitchPlaneLinks {
-  int switch_device = -1;
-  Bandwidth weight;                     ///< slowest member-switch link
-  std::vector<LinkDirectionRef> up;     ///< by member: member -> switch
-  std::vector<LinkDirectionRef> down;   ///< by member: switch -> member
-  std::vector<std::uint16_t> up_port;   ///< by member: the member's port index of `up`
-  std::vector<std::uint16_t> down_port; ///< by member: the switch's port index of `down`
-};
 
-/// Every such plane for `group` (global GPU indexes), in device order.
-std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, const FabricGraph& graph, const std::vector<int>& group);
 
 }  // namespace fabsim::topo
 

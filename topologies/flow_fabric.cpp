@@ -22,13 +22,16 @@ FlowFabric::FlowFabric(const TopologySpec& spec) : spec_(spec), graph_(spec), ti
   on_link_.resize(capacity_.size());
 }
 
-const std::vector<SwitchPlaneLinks>& FlowFabric::planes_for(const std::vector<int>& group) {
-  auto it = planes_.find(group);
-  if (it == planes_.end()) it = planes_.emplace(group, find_switch_planes(spec_, graph_, group)).first;
-  return it->second;
+TimePs FlowFabric::path_latency(const std::vector<LinkDirectionRef>& hops, int first_device) const {
+  TimePs latency = 0;
+  int at = first_device;
+  for (std::size_t h = 0; h < hops.size(); ++h) {
+    if (h > 0) latency += forwarding_latency(spec_, at);
+    latency += spec_.links[hops[h].link].latency;
+    at = graph_.neighbour(at, hops[h]);
+  }
+  return latency;
 }
-
-bool FlowFabric::supports_in_switch_collectives(const std::vector<int>& group) { return !planes_for(group).empty(); }
 
 void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectionRef>& hops, int first_device, double bytes,
                           double cap, TimePs extra_latency, double weight) {
@@ -77,26 +80,37 @@ void FlowFabric::send(const models::TransferRequest& request) {
     }
   } else {
     const auto& group = *request.group;
-    const auto& planes = planes_for(group);
+    const auto& planes = switch_planes(group);
     if (planes.empty())
-      throw core::SimulationError("NVLink SHARP needs a switch with in-network reduction attached to every GPU of the communicator");
+      throw core::SimulationError("in-switch reduction needs a switch with it on every GPU's route (NVLink SHARP, or SHARP in one network switch)");
     double total = 0;
     for (const auto& p : planes) total += p.weight.bytes_per_second;
-    const bool reduce = request.kind == models::TransferKind::kReduceInSwitch;
+    const bool all_reduce = request.kind == models::TransferKind::kAllReduceInSwitch;
+    const bool reduce = all_reduce || request.kind == models::TransferKind::kReduceInSwitch;
     const int endpoint = reduce ? request.destination : request.source;
     const auto member = static_cast<std::size_t>(std::find(group.begin(), group.end(), endpoint) - group.begin());
     for (const auto& plane : planes) {
       const double share = wire * plane.weight.bytes_per_second / total;
       const TimePs traversal = forwarding_latency(spec_, plane.switch_device);
       // Reduce: every member sends its copy up, the switch sends the sum down
-      // to the endpoint. Multicast: the endpoint sends up, the switch copies down.
+      // to the endpoint (all-reduce: to every member). Multicast: the endpoint
+      // sends up, the switch copies down. Down flows carry the up path's
+      // latency, so the transfer's path latency is the whole way.
       if (reduce) {
-        for (std::size_t m = 0; m < group.size(); ++m) add_flow(request.id, {plane.up[m]}, spec_.gpus[group[m]], share, 0, traversal);
-        add_flow(request.id, {plane.down[member]}, plane.switch_device, share, 0, spec_.links[plane.up[member].link].latency);
+        TimePs up_latency = 0;
+        for (std::size_t m = 0; m < group.size(); ++m) {
+          add_flow(request.id, plane.up[m], spec_.gpus[group[m]], share, 0, traversal);
+          up_latency = std::max(up_latency, path_latency(plane.up[m], spec_.gpus[group[m]]));
+        }
+        if (all_reduce) {
+          for (std::size_t m = 0; m < group.size(); ++m) add_flow(request.id, plane.down[m], plane.switch_device, share, 0, up_latency);
+        } else {
+          add_flow(request.id, plane.down[member], plane.switch_device, share, 0, path_latency(plane.up[member], spec_.gpus[endpoint]));
+        }
       } else {
-        add_flow(request.id, {plane.up[member]}, spec_.gpus[endpoint], share, 0, traversal);
+        add_flow(request.id, plane.up[member], spec_.gpus[endpoint], share, 0, traversal);
         for (std::size_t m = 0; m < group.size(); ++m)
-          add_flow(request.id, {plane.down[m]}, plane.switch_device, share, 0, spec_.links[plane.up[m].link].latency);
+          add_flow(request.id, plane.down[m], plane.switch_device, share, 0, path_latency(plane.up[m], spec_.gpus[group[m]]));
       }
     }
   }

@@ -26,7 +26,6 @@ class FlowFabric : public FabricBackend {
 
   const TopologySpec& spec() const override { return spec_; }
   FabricGraph& graph() override { return graph_; }
-  bool supports_in_switch_collectives(const std::vector<int>& group) override;
   std::uint64_t units_injected() const override { return flows_started_; }
   std::uint64_t backend_events() const override { return rate_updates_; }
   std::vector<LinkUsage> link_usage(TimePs elapsed) const override;
@@ -65,11 +64,12 @@ class FlowFabric : public FabricBackend {
 
   void add_flow(std::uint64_t transfer, const std::vector<LinkDirectionRef>& hops, int first_device, double bytes, double cap,
                 TimePs extra_latency, double weight = 1);
+  /// Link latencies along `hops` from `first_device`, with the forwarding of the devices between.
+  TimePs path_latency(const std::vector<LinkDirectionRef>& hops, int first_device) const;
   void request_update();
   void update();
   void assign_rates();
   void finish_transfer(std::uint64_t transfer);
-  const std::vector<SwitchPlaneLinks>& planes_for(const std::vector<int>& group);
 
   const TopologySpec& spec_;
   FabricGraph graph_;
@@ -80,7 +80,6 @@ class FlowFabric : public FabricBackend {
   std::vector<Flow> flows_;       // active flows, in start order
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::unordered_map<std::uint64_t, Lockstep> lockstep_;
-  std::map<std::vector<int>, std::vector<SwitchPlaneLinks>> planes_;
   TimePs last_update_ = 0;
   bool update_requested_ = false;
   std::uint64_t wake_generation_ = 0;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "topologies/fabric_backend.hpp"
 
@@ -16,7 +17,10 @@ bool FabricBackend::proxied(int source, int destination) {
   return false;
 }
 
-std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, const FabricGraph& graph, const std::vector<int>& group) {
+namespace {
+
+/// The NVLink planes: switches with in-network reduction one hop from every member.
+std::vector<SwitchPlaneLinks> direct_planes(const TopologySpec& spec, const FabricGraph& graph, const std::vector<int>& group) {
   std::vector<SwitchPlaneLinks> planes;
   for (std::size_t d = 0; d < spec.devices.size(); ++d) {
     const auto& dev = spec.devices[d];
@@ -34,10 +38,10 @@ std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, const
       if (up == gpu_ports.end()) break;
       const auto down = std::find_if(switch_ports.begin(), switch_ports.end(),
                                      [&](const LinkDirectionRef& p) { return p.link == up->link; });
-      plane.up.push_back(*up);
-      plane.down.push_back(*down);
-      plane.up_port.push_back(static_cast<std::uint16_t>(up - gpu_ports.begin()));
-      plane.down_port.push_back(static_cast<std::uint16_t>(down - switch_ports.begin()));
+      plane.up.push_back({*up});
+      plane.down.push_back({*down});
+      plane.up_route.push_back({{static_cast<std::uint16_t>(up - gpu_ports.begin())}});
+      plane.down_route.push_back({{static_cast<std::uint16_t>(down - switch_ports.begin())}});
       weight = std::min(weight, spec.links[up->link].effective_bandwidth().bytes_per_second);
     }
     if (plane.up.size() != group.size()) continue;
@@ -45,6 +49,76 @@ std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, const
     planes.push_back(std::move(plane));
   }
   return planes;
+}
+
+bool reduces_in_network(const TopologySpec& spec, int device) {
+  const auto& dev = spec.devices[static_cast<std::size_t>(device)];
+  return dev.kind == DeviceKind::kSwitch && spec.catalogue.switches.at(dev.model).in_network_reduction;
+}
+
+/// The network plane: the first switch with in-network reduction on every
+/// member's route to another member, when that is one switch for all.
+std::optional<SwitchPlaneLinks> network_plane(const TopologySpec& spec, FabricGraph& graph, const std::vector<int>& group) {
+  if (group.size() < 2) return std::nullopt;
+  SwitchPlaneLinks plane;
+  plane.network = true;
+  double weight = std::numeric_limits<double>::infinity();
+  const std::size_t n = group.size();
+  for (std::size_t m = 0; m < n; ++m) {
+    // Up: the member's route toward its neighbour in the group, to the first reducing switch.
+    const auto& out = graph.paths(group[m], group[(m + 1) % n]).front();
+    int at = spec.gpus[group[m]];
+    std::size_t hop = 0;
+    for (; hop < out.hops.size(); ++hop) {
+      at = graph.neighbour(at, out.hops[hop]);
+      if (reduces_in_network(spec, at)) break;
+    }
+    if (hop == out.hops.size() || spec.devices[static_cast<std::size_t>(at)].kind == DeviceKind::kGpu) return std::nullopt;
+    if (plane.switch_device < 0) plane.switch_device = at;
+    if (plane.switch_device != at) return std::nullopt;  // no single switch: a multi-level tree
+    plane.up.emplace_back(out.hops.begin(), out.hops.begin() + static_cast<std::ptrdiff_t>(hop + 1));
+    plane.up_route.push_back({std::vector<std::uint16_t>(out.route.out_ports.begin(), out.route.out_ports.begin() + static_cast<std::ptrdiff_t>(hop + 1))});
+    // Down: the tail of the previous member's route to it, from that switch.
+    const auto& in = graph.paths(group[(m + n - 1) % n], group[m]).front();
+    int from = spec.gpus[group[(m + n - 1) % n]];
+    std::size_t at_switch = 0;
+    for (; at_switch < in.hops.size(); ++at_switch) {
+      from = graph.neighbour(from, in.hops[at_switch]);
+      if (from == plane.switch_device) break;
+    }
+    if (at_switch == in.hops.size()) return std::nullopt;
+    plane.down.emplace_back(in.hops.begin() + static_cast<std::ptrdiff_t>(at_switch + 1), in.hops.end());
+    plane.down_route.push_back({std::vector<std::uint16_t>(in.route.out_ports.begin() + static_cast<std::ptrdiff_t>(at_switch + 1), in.route.out_ports.end())});
+    for (const auto& path : {plane.up.back(), plane.down.back()})
+      for (const auto& h : path) weight = std::min(weight, spec.links[h.link].effective_bandwidth().bytes_per_second);
+  }
+  plane.weight = {weight};
+  return plane;
+}
+
+}  // namespace
+
+std::vector<SwitchPlaneLinks> find_switch_planes(const TopologySpec& spec, FabricGraph& graph, const std::vector<int>& group) {
+  auto planes = direct_planes(spec, graph, group);
+  if (planes.empty())
+    if (auto plane = network_plane(spec, graph, group)) planes.push_back(std::move(*plane));
+  return planes;
+}
+
+const std::vector<SwitchPlaneLinks>& FabricBackend::switch_planes(const std::vector<int>& group) {
+  auto it = switch_planes_.find(group);
+  if (it == switch_planes_.end()) it = switch_planes_.emplace(group, find_switch_planes(spec(), graph(), group)).first;
+  return it->second;
+}
+
+bool FabricBackend::supports_in_switch_collectives(const std::vector<int>& group) {
+  const auto& planes = switch_planes(group);
+  return !planes.empty() && !planes.front().network;
+}
+
+bool FabricBackend::supports_network_reduction(const std::vector<int>& group) {
+  const auto& planes = switch_planes(group);
+  return !planes.empty() && planes.front().network;
 }
 
 }  // namespace fabsim::topo

@@ -11,7 +11,8 @@ CrossbarSwitch::CrossbarSwitch(sc_core::sc_module_name name, const SwitchParams&
 }
 
 void CrossbarSwitch::receive(Segment&& segment) {
-  if (segment.kind != SegmentKind::kUnicast) {
+  // An in-network operation happens where its route ends; on the way there it is forwarded.
+  if (segment.kind != SegmentKind::kUnicast && segment.hop >= segment.route->out_ports.size()) {
     if (!params_.in_network_reduction || segment.op == nullptr)
       throw core::SimulationError(std::string(name()) + ": in-network reduction asked of a switch without it");
     if (segment.kind == SegmentKind::kReduce) {
@@ -42,9 +43,16 @@ void CrossbarSwitch::reduce(Segment&& segment) {
   PartialReduction& partial = it->second;
   partial.last_tail = std::max(partial.last_tail, segment.tail_time);
   if (++partial.arrived < segment.op->fan_in) return;
-  // Every source's piece is here: the combined piece streams out to the destination.
+  // Every source's piece is here: the combined piece streams out to the
+  // destination, or to every member (all-reduce).
   const TimePs tail_ready = partial.last_tail + params_.traversal_latency;
   reductions_.erase(it);
+  if (segment.op->result_route == nullptr) {
+    segment.tail_time = partial.last_tail;
+    segment.credit_holder = nullptr;  // returned above
+    multicast(std::move(segment));
+    return;
+  }
   segment.kind = SegmentKind::kUnicast;
   segment.route = segment.op->result_route;
   segment.hop = 0;
@@ -55,15 +63,15 @@ void CrossbarSwitch::reduce(Segment&& segment) {
 
 void CrossbarSwitch::multicast(Segment&& segment) {
   if (segment.credit_holder != nullptr) segment.credit_holder->return_credits(segment.credit_bytes, core::now_ps());
-  const TimePs ready = core::now_ps() + params_.traversal_latency;
   const TimePs tail_ready = segment.tail_time + params_.traversal_latency;
-  for (const auto port : *segment.op->multicast_ports) {
+  for (const auto& route : *segment.op->multicast_routes) {
     Segment copy = segment;
     copy.kind = SegmentKind::kUnicast;
+    copy.route = &route;
+    copy.hop = 0;
     copy.credit_holder = nullptr;
     copy.credit_bytes = 0;
-    ++forwarded_;
-    out[port]->transmit(std::move(copy), ready, tail_ready);
+    forward(std::move(copy), tail_ready);
   }
 }
 
