@@ -33,11 +33,13 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
     diag.error("/factor", fmt::format("expected a step factor > 1, found {}", config.factor));
   if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
-    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, auto)", config.algorithm));
+    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("NVLS is modelled for all_reduce only, not {}", collective_name(config.op)));
+  if (parse_algorithm(config.algorithm) == Algorithm::kCollNetDirect && config.op != CollectiveOp::kAllReduce)
+    diag.error("/algo", fmt::format("CollNet is modelled for all_reduce only, not {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvlsTree && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("NVLSTree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kPat && config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)

@@ -99,7 +99,7 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("-f,--stepfactor", flags->factor, "Size multiplier between rows")->capture_default_str();
   cmd->add_option("-g,--ngpus", flags->gpus, "Use the first N GPUs of the topology (default: all)");
   cmd->add_option("-r,--root", flags->root, "Root rank of broadcast, reduce, gather and scatter")->capture_default_str();
-  cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring, tree, nvls, nvlstree, pat or auto")->capture_default_str();
+  cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", flags->proto, "NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();

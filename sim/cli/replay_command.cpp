@@ -155,7 +155,7 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
   traces::ReplayOptions o;
   if (f.algo != "auto") {
     o.algorithm = traces::parse_algorithm(f.algo);
-    if (!o.algorithm) throw core::ConfigError(kOrigin, "--algo", fmt::format("unknown algorithm '{}' (expected ring, tree, nvls, nvlstree, pat or auto)", f.algo));
+    if (!o.algorithm) throw core::ConfigError(kOrigin, "--algo", fmt::format("unknown algorithm '{}' (expected ring, tree, nvls, nvlstree, pat, collnet or auto)", f.algo));
   }
   if (f.proto != "auto") {
     o.protocol = traces::parse_protocol(f.proto);
@@ -283,7 +283,7 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run to this file");
   cmd->add_option("--model", f->model, "segment or flow (max-min shared bandwidth, for large fabrics)")->capture_default_str();
   cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model)")->capture_default_str();
-  cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat or auto")->capture_default_str();
+  cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", f->channels, "Force a channel count or auto")->capture_default_str();
   cmd->add_option("--straggler", f->stragglers, "[JOB:]RANK=FACTOR: that rank's compute takes FACTOR times longer");

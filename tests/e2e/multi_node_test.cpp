@@ -146,3 +146,53 @@ TEST_CASE("PAT needs one GPU per node: forcing it on an HGX node is a clear erro
   const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " --op all_gather --algo pat -b 1M -e 1M");
   CHECK(r.exit_code == 2);
 }
+
+TEST_CASE("CollNet (SHARP) on four one-GPU nodes: each NIC carries S once each way, so algbw reaches the NIC rate, 1.5x the ring's",
+          "[multinode]") {
+  const auto topology = one_gpu_nodes(4);
+  const std::uint64_t size = 1ull << 30;
+  const auto collnet = nccl_test(topology, "--algo collnet -b 1G -e 1G");
+  const auto ring = nccl_test(topology, "--algo ring -b 1G -e 1G");
+  CHECK(collnet["rows"][0]["algorithm"] == "CollNetDirect");
+  const double algbw = collnet["rows"][0]["algbw_GBps"].get<double>();
+  // hardware-specs.json 'ConnectX-7 NDR achievable': 46-48 GB/s; the ring's NICs carry 2(n-1)/n = 1.5 S.
+  CHECK(algbw >= 44.0);
+  CHECK(algbw <= 48.0);
+  CHECK(algbw > 1.4 * ring["rows"][0]["algbw_GBps"].get<double>());
+  int nic_directions = 0;
+  for (const auto& l : collnet["links"]) {
+    const std::string name = l["link"];
+    if (name.find("nic") == std::string::npos || name.find("leaf") == std::string::npos) continue;
+    ++nic_directions;
+    CHECK(l["bytes"].get<double>() >= static_cast<double>(size));
+    CHECK(l["bytes"].get<double>() <= 1.1 * static_cast<double>(size));
+  }
+  CHECK(nic_directions == 8);
+  // NCCL enables CollNet only with NCCL_COLLNET_ENABLE=1 and a SHARP plugin: the default never picks it.
+  CHECK(nccl_test(topology, "-b 1G -e 1G")["rows"][0]["algorithm"] == "Ring");
+}
+
+TEST_CASE("CollNet across two HGX nodes: the segment and flow models agree, and its intra-node traffic keeps it near the ring",
+          "[multinode]") {
+  const auto topology = source_path("topologies/hgx-h100-2node.json");
+  const auto segment = nccl_test(topology, "--algo collnet -b 4G -e 4G");
+  const auto r = run_fabsim("nccl-test --topology " + topology + " --algo collnet -b 4G -e 4G --model flow --format json");
+  REQUIRE(r.exit_code == 0);
+  const double segment_busbw = segment["rows"][0]["busbw_GBps"].get<double>();
+  CHECK(json::parse(r.out)["rows"][0]["busbw_GBps"].get<double>() == Approx(segment_busbw).epsilon(0.03));
+  // Each GPU's NVLink ports carry 1.75 S (scatter to 7 heads, then 7 heads' totals back): algbw <= 370 / 1.75.
+  // (About 370 GB/s of payload per port: nccl-model.md section 6.)
+  CHECK(segment["rows"][0]["algbw_GBps"].get<double>() <= 370.0 / 1.75 * 1.02);
+  CHECK(segment["rows"][0]["algbw_GBps"].get<double>() >= 0.9 * 370.0 / 1.75);
+}
+
+TEST_CASE("CollNet needs SHARP where the heads' routes meet: one node, or heads under different leaves, is a clear error", "[multinode]") {
+  CHECK(run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " --algo collnet -b 1M -e 1M").exit_code == 2);
+  const auto two_leaves = fabsim::testing::write_temp("two-leaves.json", R"({"format": "fabsim-topology/1", "name": "two-leaves",
+    "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
+    "generate": {"nodes": 4, "node": {"gpus": 1, "gpu_model": "h100-sxm",
+      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
+      "network": {"tiers": 2, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 2, "oversubscription": [1]}}})");
+  CHECK(run_fabsim("nccl-test --topology " + two_leaves + " --algo collnet -b 1M -e 1M").exit_code == 2);
+  CHECK(run_fabsim("nccl-test --topology " + two_leaves + " --algo ring -b 1M -e 1M").exit_code == 0);
+}

@@ -5,6 +5,7 @@
 #include "sim/core/error.hpp"
 #include "topologies/nvlink_domains.hpp"
 #include "traces/collectives/chain_planner.hpp"
+#include "traces/collectives/collnet_planner.hpp"
 #include "traces/collectives/flow_plans.hpp"
 #include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/nvls_tree_planner.hpp"
@@ -68,7 +69,24 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
                                    std::all_of(per_node.begin(), per_node.end(), [&](const auto& node) { return nvls_available(node.second); });
     }
     const TunerChoice choice = choose(gpu, request);
-    if (choice.algorithm == Algorithm::kNvlsTree) {
+    if (choice.algorithm == Algorithm::kCollNetDirect) {
+      const auto groups = collnet_head_groups(domains, rails);
+      std::vector<int> global;
+      const bool sharp = call.op == CollectiveOp::kAllReduce && request.nodes > 1 &&
+                         std::all_of(groups.begin(), groups.end(), [&](const std::vector<int>& group) {
+                           global.clear();
+                           for (int r : group) global.push_back(call.gpus[static_cast<std::size_t>(r)]);
+                           return fabric_.supports_network_reduction(global);
+                         });
+      if (!sharp)
+        throw core::ConfigError(fabric_.spec().file, "/devices",
+                                "CollNet needs an all_reduce across nodes whose heads (the h-th GPU of every node) meet first at one "
+                                "network switch with in-network reduction (SHARP); multi-level SHARP trees are not modelled");
+      const auto& simple = gpu.protocols.at(topo::Protocol::kSimple);
+      plan = plan_collnet_direct({ranks, call.bytes, choice.channels, call.element_size}, simple, domains, rails);
+      params.step_latency = simple.step_latency;
+      params.reduce_latency = gpu.reduce_latency;
+    } else if (choice.algorithm == Algorithm::kNvlsTree) {
       if (!request.nvls_in_every_node || !gpu.nvls)
         throw core::ConfigError(fabric_.spec().file, "/devices",
                                 "NVLSTree needs an all_reduce across nodes, each node's GPUs (two or more) on a switch with in-network reduction");

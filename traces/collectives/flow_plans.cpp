@@ -111,6 +111,8 @@ CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams
 CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
   auto out = CollectivePlan::empty(plan.algorithm, plan.protocol, plan.ranks, plan.channels, plan.payload_efficiency);
   out.aggregated = true;
+  out.in_switch_efficiency = plan.in_switch_efficiency;
+  out.switch_groups = plan.switch_groups;
   using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, int>;  // channel, source, destination, kind
   std::map<Key, std::int32_t> index;
   std::map<std::int32_t, std::int32_t> hops_in_channel;
@@ -135,6 +137,7 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
       merged.channel = t.channel;
       merged.source = t.source;
       merged.destination = t.destination;
+      merged.switch_group = t.switch_group;
       merged.steps = 0;
       merged.reduce_steps = 0;
       out.transfers.push_back(merged);

@@ -24,12 +24,14 @@ std::string algorithm_name(Algorithm a) {
     case Algorithm::kNvls: return "NVLS";
     case Algorithm::kNvlsTree: return "NVLSTree";
     case Algorithm::kPat: return "PAT";
+    case Algorithm::kCollNetDirect: return "CollNetDirect";
   }
   return "?";
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree, Algorithm::kPat})
+  if (core::lower_case(name) == "collnet") return Algorithm::kCollNetDirect;
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree, Algorithm::kPat, Algorithm::kCollNetDirect})
     if (core::lower_case(algorithm_name(a)) == core::lower_case(name)) return a;
   return std::nullopt;
 }
@@ -48,11 +50,13 @@ TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
     switch (*request.algorithm) {
       case Algorithm::kNvls:
       case Algorithm::kNvlsTree:
-      case Algorithm::kPat: {
-        // NVLS, NVLSTree and PAT run Simple only, NVLS kinds on the NVLS channels.
+      case Algorithm::kPat:
+      case Algorithm::kCollNetDirect: {
+        // NVLS, NVLSTree, PAT and CollNet run Simple only, NVLS kinds on the NVLS channels.
         TunerRequest simple = request;
         simple.protocol = topo::Protocol::kSimple;
-        const int channels = *request.algorithm == Algorithm::kPat ? choose_ring(gpu, simple).channels : nvls_channels;
+        const bool nvls_kind = *request.algorithm == Algorithm::kNvls || *request.algorithm == Algorithm::kNvlsTree;
+        const int channels = nvls_kind ? nvls_channels : choose_ring(gpu, simple).channels;
         return {*request.algorithm, topo::Protocol::kSimple, std::max(1, channels)};
       }
       case Algorithm::kTree:

@@ -12,8 +12,9 @@
 
 namespace fabsim::traces {
 
-/// NCCL's algorithms as fabsim names them (NCCL_ALGO spellings: Ring, Tree, NVLS, NVLSTree, PAT).
-enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kPat };
+/// NCCL's algorithms as fabsim names them (NCCL_ALGO spellings: Ring, Tree,
+/// NVLS, NVLSTree, PAT, CollNetDirect; "CollNet" parses as CollNetDirect).
+enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kPat, kCollNetDirect };
 std::string algorithm_name(Algorithm a);
 /// Parses NCCL's algorithm names case-insensitively ("ring", "NVLS"); "auto" is not an algorithm.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
@@ -43,7 +44,9 @@ struct TunerChoice {
 /// algbw = heads x per-head bandwidth x nvlsEfficiency).
 double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request);
 
-/// Picks algorithm, protocol and channels the way NCCL does. On one node Tree
+/// Picks algorithm, protocol and channels the way NCCL does. CollNet runs
+/// only when forced: NCCL enables it only with NCCL_COLLNET_ENABLE=1 and a
+/// SHARP plugin, so its default never picks it. On one node Tree
 /// runs only when forced: NCCL's model ranks it below Ring at every size
 /// (nccl-model.md section 4, worked example). Across nodes an all-reduce
 /// takes whichever of Ring and Tree NCCL's multi-node model predicts faster.

@@ -39,7 +39,7 @@ core::TimePs channel_drift(const CollectivePlan& plan, const topo::ChannelDrift&
   // Bytes each rank puts on its links: in-switch reductions take every member's copy.
   std::vector<double> sent(static_cast<std::size_t>(plan.ranks), 0.0);
   for (const auto& t : plan.transfers) {
-    if (t.kind == models::TransferKind::kReduceInSwitch) {
+    if (t.kind == models::TransferKind::kReduceInSwitch || t.kind == models::TransferKind::kAllReduceInSwitch) {
       for (int r = 0; r < plan.ranks; ++r)
         if (plan.involves(t, r)) sent[static_cast<std::size_t>(r)] += static_cast<double>(t.payload);
     } else {

@@ -64,7 +64,7 @@ class PlanExecutor : public models::TransferCompletion {
 
  private:
   struct State {
-    std::uint8_t unmet = 0;    // dependencies not yet satisfied
+    std::uint32_t unmet = 0;   // dependencies not yet satisfied
     bool issued = false;
     bool received = false;
     bool completed = false;

@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+#include "traces/collectives/collnet_planner.hpp"
+
+using namespace fabsim;
+using models::TransferKind;
+
+namespace {
+struct Layout {
+  std::vector<int> domain, rail;
+};
+Layout nodes_of(int nodes, int per_node) {
+  Layout l;
+  for (int r = 0; r < nodes * per_node; ++r) {
+    l.domain.push_back(r / per_node);
+    l.rail.push_back(r % per_node);
+  }
+  return l;
+}
+}  // namespace
+
+TEST_CASE("CollNetDirect: heads gather their share inside the node, SHARP reduces it once across nodes, heads send it back",
+          "[plan][collnet]") {
+  const auto protocol = testing::simple_protocol();
+  for (int per_node : {1, 4, 8}) {
+    INFO(per_node << " GPUs per node");
+    const int nodes = 3, n = nodes * per_node;
+    const core::Bytes S = 32ull << 20;
+    const auto layout = nodes_of(nodes, per_node);
+    const auto plan = traces::plan_collnet_direct({n, S, 4, 4}, protocol, layout.domain, layout.rail);
+    CHECK(plan.algorithm == "CollNetDirect");
+    REQUIRE(plan.switch_groups.size() == static_cast<std::size_t>(per_node));
+    for (const auto& group : plan.switch_groups) {
+      CHECK(group.size() == static_cast<std::size_t>(nodes));
+      for (int r : group) CHECK(layout.rail[static_cast<std::size_t>(r)] == layout.rail[static_cast<std::size_t>(group.front())]);
+    }
+    core::Bytes in_network = 0, scattered = 0, broadcast = 0;
+    for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+      const auto& t = plan.transfers[i];
+      CHECK(t.after_received < static_cast<std::int32_t>(i));
+      for (auto extra : t.also_after_received) CHECK(extra < static_cast<std::int32_t>(i));
+      if (t.kind == TransferKind::kAllReduceInSwitch) {
+        in_network += t.payload;
+        continue;
+      }
+      REQUIRE(t.kind == TransferKind::kPointToPoint);
+      CHECK(layout.domain[static_cast<std::size_t>(t.source)] == layout.domain[static_cast<std::size_t>(t.destination)]);  // inside a node
+      (t.reduced_on_receipt ? scattered : broadcast) += t.payload;
+    }
+    // The network reduces the buffer once; each node moves (ppn - 1) S to its heads and back.
+    CHECK(in_network == S);
+    CHECK(scattered == static_cast<core::Bytes>(nodes * (per_node - 1)) * S);
+    CHECK(broadcast == scattered);
+  }
+}
+
+TEST_CASE("CollNetDirect takes at most 8 heads per node", "[plan][collnet]") {
+  const auto layout = nodes_of(2, 16);
+  const auto groups = traces::collnet_head_groups(layout.domain, layout.rail);
+  CHECK(groups.size() == 8u);
+  CHECK_THROWS_AS(traces::plan_collnet_direct({8, 1 << 20, 1, 4}, testing::simple_protocol(), nodes_of(1, 8).domain, nodes_of(1, 8).rail),
+                  std::invalid_argument);
+}
