@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "topologies/hardware_catalogue.hpp"
 
@@ -24,6 +25,27 @@ inline topo::ProtocolParams simple_protocol() {
   p.chunk_slots = 4;
   p.slice_slots = 2;
   return p;
+}
+
+/// NVLS figures of an H100: 128 KiB chunks, 0.85 efficiency.
+inline topo::NvlsParams nvls_params() {
+  topo::NvlsParams p;
+  p.chunk_bytes = 128 * 1024;
+  p.payload_efficiency = 0.85;
+  return p;
+}
+
+/// Ranks 0..nodes x per_node - 1, node by node: each rank's node (domain) and rail.
+struct NodeLayout {
+  std::vector<int> domain, rail;
+};
+inline NodeLayout node_layout(int nodes, int per_node) {
+  NodeLayout l;
+  for (int r = 0; r < nodes * per_node; ++r) {
+    l.domain.push_back(r / per_node);
+    l.rail.push_back(r % per_node);
+  }
+  return l;
 }
 
 /// Writes `content` to a fresh file in a per-process temporary folder.

@@ -6,20 +6,6 @@
 using namespace fabsim;
 using models::TransferKind;
 
-namespace {
-struct Layout {
-  std::vector<int> domain, rail;
-};
-Layout nodes_of(int nodes, int per_node) {
-  Layout l;
-  for (int r = 0; r < nodes * per_node; ++r) {
-    l.domain.push_back(r / per_node);
-    l.rail.push_back(r % per_node);
-  }
-  return l;
-}
-}  // namespace
-
 TEST_CASE("CollNetDirect: heads gather their share inside the node, SHARP reduces it once across nodes, heads send it back",
           "[plan][collnet]") {
   const auto protocol = testing::simple_protocol();
@@ -27,7 +13,7 @@ TEST_CASE("CollNetDirect: heads gather their share inside the node, SHARP reduce
     INFO(per_node << " GPUs per node");
     const int nodes = 3, n = nodes * per_node;
     const core::Bytes S = 32ull << 20;
-    const auto layout = nodes_of(nodes, per_node);
+    const auto layout = testing::node_layout(nodes, per_node);
     const auto plan = traces::plan_collnet_direct({n, S, 4, 4}, protocol, layout.domain, layout.rail);
     CHECK(plan.algorithm == "CollNetDirect");
     REQUIRE(plan.switch_groups.size() == static_cast<std::size_t>(per_node));
@@ -56,9 +42,9 @@ TEST_CASE("CollNetDirect: heads gather their share inside the node, SHARP reduce
 }
 
 TEST_CASE("CollNetDirect takes at most 8 heads per node", "[plan][collnet]") {
-  const auto layout = nodes_of(2, 16);
+  const auto layout = testing::node_layout(2, 16);
   const auto groups = traces::collnet_head_groups(layout.domain, layout.rail);
   CHECK(groups.size() == 8u);
-  CHECK_THROWS_AS(traces::plan_collnet_direct({8, 1 << 20, 1, 4}, testing::simple_protocol(), nodes_of(1, 8).domain, nodes_of(1, 8).rail),
+  CHECK_THROWS_AS(traces::plan_collnet_direct({8, 1 << 20, 1, 4}, testing::simple_protocol(), testing::node_layout(1, 8).domain, testing::node_layout(1, 8).rail),
                   std::invalid_argument);
 }

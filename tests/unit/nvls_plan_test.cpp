@@ -1,23 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
 #include "traces/collectives/nvls_planner.hpp"
 
 using namespace fabsim;
 using models::TransferKind;
 
-namespace {
-topo::NvlsParams nvls() {
-  topo::NvlsParams p;
-  p.chunk_bytes = 128 * 1024;
-  p.payload_efficiency = 0.85;
-  return p;
-}
-}  // namespace
 
 TEST_CASE("NVLS all-reduce: every byte is reduced once into its head and multicast once", "[plan][nvls]") {
   for (int n : {2, 4, 8}) {
     const core::Bytes S = 256ull << 20;
-    const auto plan = traces::plan_nvls_all_reduce({n, S, 16, 4}, nvls());
+    const auto plan = traces::plan_nvls_all_reduce({n, S, 16, 4}, testing::nvls_params());
     CHECK(plan.algorithm == "NVLS");
     core::Bytes reduced = 0, stored = 0;
     std::vector<core::Bytes> per_head(static_cast<std::size_t>(n), 0);

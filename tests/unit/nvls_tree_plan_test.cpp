@@ -2,40 +2,11 @@
 
 #include <map>
 
+#include "test_support.hpp"
 #include "traces/collectives/nvls_tree_planner.hpp"
 
 using namespace fabsim;
 using models::TransferKind;
-
-namespace {
-
-topo::NvlsParams nvls() {
-  topo::NvlsParams p;
-  p.chunk_bytes = 128 * 1024;
-  p.payload_efficiency = 0.85;
-  return p;
-}
-
-topo::ProtocolParams simple() {
-  topo::ProtocolParams p;
-  p.slots = 8;
-  return p;
-}
-
-struct Layout {
-  std::vector<int> domain, rail;
-};
-
-Layout nodes_of(int nodes, int per_node) {
-  Layout l;
-  for (int r = 0; r < nodes * per_node; ++r) {
-    l.domain.push_back(r / per_node);
-    l.rail.push_back(r % per_node);
-  }
-  return l;
-}
-
-}  // namespace
 
 TEST_CASE("NVLSTree: each node reduces and stores the buffer once in its switch, and every tree edge carries it once each way",
           "[plan][nvls]") {
@@ -43,8 +14,8 @@ TEST_CASE("NVLSTree: each node reduces and stores the buffer once in its switch,
     INFO(nodes << " nodes");
     const int per_node = 4, n = nodes * per_node;
     const core::Bytes S = 64ull << 20;
-    const auto layout = nodes_of(nodes, per_node);
-    const auto plan = traces::plan_nvls_tree({n, S, 16, 4}, nvls(), simple(), layout.domain, layout.rail);
+    const auto layout = testing::node_layout(nodes, per_node);
+    const auto plan = traces::plan_nvls_tree({n, S, 16, 4}, testing::nvls_params(), testing::simple_protocol(), layout.domain, layout.rail);
     CHECK(plan.algorithm == "NVLSTree");
     REQUIRE(plan.switch_groups.size() == static_cast<std::size_t>(nodes));
     std::map<int, core::Bytes> reduced, stored;  // by node
@@ -83,9 +54,9 @@ TEST_CASE("NVLSTree: each node reduces and stores the buffer once in its switch,
 TEST_CASE("NVLSTree at flow level: the same bytes as one transfer per edge and tree, with its pipeline depth", "[plan][nvls]") {
   const int nodes = 4, per_node = 8, n = nodes * per_node;
   const core::Bytes S = 1ull << 30;
-  const auto layout = nodes_of(nodes, per_node);
-  const auto segment = traces::plan_nvls_tree({n, S, 16, 4}, nvls(), simple(), layout.domain, layout.rail);
-  const auto flow = traces::plan_nvls_tree({n, S, 16, 4}, nvls(), simple(), layout.domain, layout.rail, true);
+  const auto layout = testing::node_layout(nodes, per_node);
+  const auto segment = traces::plan_nvls_tree({n, S, 16, 4}, testing::nvls_params(), testing::simple_protocol(), layout.domain, layout.rail);
+  const auto flow = traces::plan_nvls_tree({n, S, 16, 4}, testing::nvls_params(), testing::simple_protocol(), layout.domain, layout.rail, true);
   CHECK(flow.aggregated);
   core::Bytes segment_total = 0, flow_total = 0;
   for (const auto& t : segment.transfers) segment_total += t.payload;
@@ -104,6 +75,6 @@ TEST_CASE("NVLSTree at flow level: the same bytes as one transfer per edge and t
 }
 
 TEST_CASE("NVLSTree needs two nodes", "[plan][nvls]") {
-  const auto layout = nodes_of(1, 8);
-  CHECK_THROWS_AS(traces::plan_nvls_tree({8, 1 << 20, 16, 4}, nvls(), simple(), layout.domain, layout.rail), std::invalid_argument);
+  const auto layout = testing::node_layout(1, 8);
+  CHECK_THROWS_AS(traces::plan_nvls_tree({8, 1 << 20, 16, 4}, testing::nvls_params(), testing::simple_protocol(), layout.domain, layout.rail), std::invalid_argument);
 }

@@ -34,6 +34,16 @@ PlannedTransfer chain_hop(int channel, int source, int destination, core::Bytes 
   return t;
 }
 
+PlannedTransfer in_switch_hop(models::TransferKind kind, int channel, int head, core::Bytes bytes, int group) {
+  PlannedTransfer t;
+  t.kind = kind;
+  t.channel = channel;
+  t.source = head;
+  t.destination = head;
+  t.payload = bytes;
+  t.switch_group = group;
+  return t;
+}
 
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& p) {
   if (request.op != CollectiveOp::kBroadcast && request.op != CollectiveOp::kReduce)

@@ -34,6 +34,10 @@ std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t up
 /// One chunk from `source` to `destination` on `channel`, reduced on receipt or not.
 PlannedTransfer chain_hop(int channel, int source, int destination, core::Bytes bytes, bool reduce);
 
+/// One in-switch operation (`kind`) issued by `head` on `channel` over the
+/// ranks of switch group `group` (-1: the whole communicator).
+PlannedTransfer in_switch_hop(models::TransferKind kind, int channel, int head, core::Bytes bytes, int group = -1);
+
 CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParams& protocol);
 
 /// NCCL's Tree all-reduce on one node (device/all_reduce.h, runTreeSplit):

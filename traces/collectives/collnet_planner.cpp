@@ -69,12 +69,7 @@ CollectivePlan plan_collnet_direct(const CollNetRequest& request, const topo::Pr
         }
         // SHARP: the heads' sums reduced in the switch, the total back to every
         // head. The proxy keeps up to NCCL_STEPS operations in flight.
-        PlannedTransfer sharp;
-        sharp.kind = models::TransferKind::kAllReduceInSwitch;
-        sharp.channel = c;
-        sharp.source = sharp.destination = group.front();
-        sharp.payload = bytes;
-        sharp.switch_group = h;
+        PlannedTransfer sharp = in_switch_hop(models::TransferKind::kAllReduceInSwitch, c, group.front(), bytes, h);
         if (!gathered.empty()) {
           sharp.after_received = gathered.front();
           sharp.also_after_received.assign(gathered.begin() + 1, gathered.end());

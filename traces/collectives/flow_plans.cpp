@@ -1,4 +1,5 @@
 #include "traces/collectives/flow_plans.hpp"
+#include "traces/collectives/chain_planner.hpp"
 
 #include <algorithm>
 #include <map>
@@ -79,11 +80,7 @@ CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams
         request.element_size, std::min(share, chunk * static_cast<core::Bytes>(request.channels) / 2) / request.element_size * request.element_size);
     auto add = [&](models::TransferKind kind, core::Bytes bytes, std::uint32_t steps, std::int32_t after_received,
                    std::int32_t after_sent) {
-      PlannedTransfer t;
-      t.kind = kind;
-      t.source = head;
-      t.destination = head;
-      t.payload = bytes;
+      PlannedTransfer t = in_switch_hop(kind, 0, head, bytes);
       t.steps = steps;
       t.after_received = after_received;
       t.after_sent = after_sent;

@@ -14,21 +14,6 @@ core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, in
   return nvls_chunk_bytes(bytes, channels, heads, nodes >= 4 ? nvls_chunk / 2 : nvls_chunk * 2);
 }
 
-namespace {
-
-/// An in-switch operation of `head` over the ranks of node `group`.
-PlannedTransfer in_switch(models::TransferKind kind, int channel, int head, int group, core::Bytes bytes) {
-  PlannedTransfer t;
-  t.kind = kind;
-  t.channel = channel;
-  t.source = head;
-  t.destination = head;
-  t.payload = bytes;
-  t.switch_group = group;
-  return t;
-}
-
-}  // namespace
 
 CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsParams& nvls, const topo::ProtocolParams& simple,
                               const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank, bool aggregated) {
@@ -82,7 +67,7 @@ CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsPa
         // Up: each node reduces in its switch, adds its children's sums and sends to its parent.
         for (int node : shape.post_order) {
           const auto n = static_cast<std::size_t>(node);
-          reduced[n] = append_hop(plan, in_switch(TransferKind::kReduceInSwitch, c, head_of(node), node, bytes), kNoTransfer, reduces[n], in_flight);
+          reduced[n] = append_hop(plan, in_switch_hop(TransferKind::kReduceInSwitch, c, head_of(node), bytes, node), kNoTransfer, reduces[n], in_flight);
           const int parent = parents[c % 2][n];
           if (parent < 0) continue;
           PlannedTransfer up = chain_hop(c, head_of(node), head_of(parent), bytes, true);
@@ -93,7 +78,7 @@ CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsPa
         std::function<void(int, std::int32_t, const std::vector<std::int32_t>&)> down = [&](int node, std::int32_t upstream,
                                                                                            const std::vector<std::int32_t>& extra) {
           const auto n = static_cast<std::size_t>(node);
-          PlannedTransfer store = in_switch(TransferKind::kMulticastInSwitch, c, head_of(node), node, bytes);
+          PlannedTransfer store = in_switch_hop(TransferKind::kMulticastInSwitch, c, head_of(node), bytes, node);
           store.also_after_received = extra;
           append_hop(plan, std::move(store), upstream, stores[n], in_flight);
           for (int child : shape.children[n]) {
