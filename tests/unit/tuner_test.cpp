@@ -129,3 +129,13 @@ TEST_CASE("NCCL's model picks PAT for small and mid all-gathers at one GPU per n
   request.nodes = 8;
   CHECK(traces::choose(h100(), request).algorithm == traces::Algorithm::kRing);
 }
+
+TEST_CASE("Algorithm names parse as NCCL_ALGO and NCCL's logs spell them", "[tuner]") {
+  CHECK(traces::parse_algorithm("NVLSTree") == traces::Algorithm::kNvlsTree);
+  CHECK(traces::parse_algorithm("NVLS_TREE") == traces::Algorithm::kNvlsTree);
+  CHECK(traces::parse_algorithm("collnet") == traces::Algorithm::kCollNetDirect);
+  CHECK(traces::parse_algorithm("COLLNET_DIRECT") == traces::Algorithm::kCollNetDirect);
+  CHECK(traces::parse_algorithm("pat") == traces::Algorithm::kPat);
+  CHECK_FALSE(traces::parse_algorithm("CollNetChain"));
+  CHECK_FALSE(traces::parse_algorithm("auto"));
+}

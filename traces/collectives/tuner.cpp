@@ -30,9 +30,12 @@ std::string algorithm_name(Algorithm a) {
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  if (core::lower_case(name) == "collnet") return Algorithm::kCollNetDirect;
+  // NCCL's logs spell some with underscores (NVLS_TREE, COLLNET_DIRECT).
+  std::string key = core::lower_case(name);
+  std::erase(key, '_');
+  if (key == "collnet") return Algorithm::kCollNetDirect;
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree, Algorithm::kPat, Algorithm::kCollNetDirect})
-    if (core::lower_case(algorithm_name(a)) == core::lower_case(name)) return a;
+    if (core::lower_case(algorithm_name(a)) == key) return a;
   return std::nullopt;
 }
 
