@@ -32,10 +32,15 @@ enum class SegmentKind : std::uint8_t { kUnicast, kReduce, kMulticast };
 /// owned by the fabric.
 struct InNetworkOp {
   std::uint16_t fan_in = 0;             ///< reduce: sources combined per piece
-  const Route* result_route = nullptr;  ///< reduce: from the switch to the destination
+  const Route* result_route = nullptr;  ///< reduce: from the switch to the destination (or the parent switch)
   /// Multicast: a route from the switch to every member. A reduce with
   /// these (and no result route) multicasts its result: an all-reduce.
   const std::vector<Route>* multicast_routes = nullptr;
+  /// Aggregation trees over several switches: the reduce the parent switch
+  /// does with this one's result, and per multicast route the multicast the
+  /// child switch at its end does (nullptr: the route ends at a member).
+  const InNetworkOp* result_op = nullptr;
+  const std::vector<const InNetworkOp*>* multicast_next = nullptr;
 };
 
 /// A piece of a transfer. Models forward it hop by hop using its route.

@@ -80,19 +80,50 @@ const std::vector<Fabric::SwitchPlane>& Fabric::planes_for(const std::vector<int
   auto [it, inserted] = planes_.try_emplace(group);
   if (!inserted) return it->second;
   auto& planes = it->second;
-  for (const auto& links : switch_planes(group)) {
+  const auto& found = switch_planes(group);
+  for (const auto& links : found) {
     SwitchPlane plane;
     plane.weight = links.weight;
     plane.up = links.up_route;
     plane.down = links.down_route;
+    plane.single_switch = links.tree.size() == 1;
+    plane.attach = links.attach;
+    const std::size_t switches = links.tree.size();
+    plane.tree_routes.resize(switches);
+    plane.tree_next.resize(switches);
+    for (const auto& node : links.tree) plane.tree_up.push_back(node.up_route);
     planes.push_back(std::move(plane));
   }
-  // Ops point into the planes' own vectors: fill them once the vector stops moving.
-  for (auto& plane : planes) {
+  // Ops point into the planes' own vectors: fill them once the vectors stop moving.
+  for (std::size_t p = 0; p < planes.size(); ++p) {
+    auto& plane = planes[p];
+    const auto& tree = found[p].tree;
     for (const auto& route : plane.down)
       plane.reduce_to.push_back({static_cast<std::uint16_t>(group.size()), &route, nullptr});
     plane.multicast = {0, nullptr, &plane.down};
-    plane.all_reduce = {static_cast<std::uint16_t>(group.size()), nullptr, &plane.down};
+    plane.all_reduce.resize(tree.size());
+    plane.tree_multicast.resize(tree.size());
+    // Each switch's multicast reaches its own members and its child switches,
+    // which multicast on; its reduce takes as many inputs.
+    for (std::size_t m = 0; m < group.size(); ++m) {
+      const auto at = static_cast<std::size_t>(plane.attach[m]);
+      plane.tree_routes[at].push_back(plane.down[m]);
+      plane.tree_next[at].push_back(nullptr);
+    }
+    for (std::size_t s = 1; s < tree.size(); ++s) {
+      const auto parent = static_cast<std::size_t>(tree[s].parent);
+      plane.tree_routes[parent].push_back(tree[s].down_route);
+      plane.tree_next[parent].push_back(&plane.tree_multicast[s]);
+    }
+    for (std::size_t s = 0; s < tree.size(); ++s) {
+      plane.tree_multicast[s] = {0, nullptr, &plane.tree_routes[s], nullptr, &plane.tree_next[s]};
+      const auto fan_in = static_cast<std::uint16_t>(plane.tree_routes[s].size());
+      if (tree[s].parent < 0) {
+        plane.all_reduce[s] = {fan_in, nullptr, &plane.tree_routes[s], nullptr, &plane.tree_next[s]};
+      } else {
+        plane.all_reduce[s] = {fan_in, &plane.tree_up[s], nullptr, &plane.all_reduce[static_cast<std::size_t>(tree[s].parent)], nullptr};
+      }
+    }
   }
   return planes;
 }
@@ -114,7 +145,11 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
   const int endpoint = reduce ? request.destination : request.source;
   const auto member = static_cast<std::size_t>(std::find(group.begin(), group.end(), endpoint) - group.begin());
   double total_weight = 0;
-  for (const auto& p : planes) total_weight += p.weight.bytes_per_second;
+  for (const auto& p : planes) {
+    total_weight += p.weight.bytes_per_second;
+    if (!all_reduce && !p.single_switch)
+      throw core::SimulationError("a reduce to one GPU or a multicast over a multi-switch aggregation tree is not modelled");
+  }
 
   // Stripe over the planes by bandwidth, as for point-to-point traffic; each
   // plane's share is cut into pieces of at most the segment size.
@@ -147,10 +182,11 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
       if (reduce) {
         // Every member sends its copy of the piece up; the switch sends the sum down.
         segment.kind = models::SegmentKind::kReduce;
-        segment.op = all_reduce ? &plane.all_reduce : &plane.reduce_to[member];
+        segment.op = &plane.reduce_to[member];
         for (std::size_t m = 0; m < group.size(); ++m) {
           models::Segment up = segment;
           up.route = &plane.up[m];
+          if (all_reduce) up.op = &plane.all_reduce[static_cast<std::size_t>(plane.attach[m])];  // reduced first at its own switch
           gpus_[group[m]]->inject(std::move(up), now);
           ++segments_injected_;
         }

@@ -49,7 +49,15 @@ class Fabric : public FabricBackend, public models::DeliveryListener {
     std::vector<models::Route> down;             ///< by group member: the switch's route to it
     std::vector<models::InNetworkOp> reduce_to;  ///< by group member: reduce with it as destination
     models::InNetworkOp multicast;               ///< copy to every member
-    models::InNetworkOp all_reduce;              ///< reduce, then copy the sum to every member
+    bool single_switch = true;                   ///< reduce_to and multicast need it
+    /// The all-reduce over the aggregation tree, by tree switch: its reduce
+    /// (on up to the parent, or at the root out to every member), its
+    /// multicast down, and the routes and next operations of that multicast.
+    std::vector<models::InNetworkOp> all_reduce, tree_multicast;
+    std::vector<models::Route> tree_up;
+    std::vector<std::vector<models::Route>> tree_routes;
+    std::vector<std::vector<const models::InNetworkOp*>> tree_next;
+    std::vector<int> attach;                     ///< by group member: its tree switch
   };
   const std::vector<SwitchPlane>& planes_for(const std::vector<int>& group);
   void send_point_to_point(const models::TransferRequest& request);

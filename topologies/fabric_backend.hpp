@@ -24,19 +24,30 @@ struct LinkUsage {
   std::uint64_t segments = 0;  ///< segments delivered (one kernel event each; 0 in flow mode)
 };
 
+/// A switch of an aggregation tree and its link to its parent.
+struct AggregationSwitch {
+  int device = -1;
+  int parent = -1;                        ///< index into SwitchPlaneLinks::tree; -1 for the root
+  std::vector<LinkDirectionRef> up, down; ///< to and from the parent
+  models::Route up_route, down_route;     ///< the same as output ports, from this switch and from the parent
+};
+
 /// The routes of one switch plane that can reduce and multicast for a group:
 /// a switch with in-network reduction wired directly to every member
-/// (NVLink SHARP), or, for a network plane, the first switch with it where
-/// every member's route toward the others leads (SHARP: GPU, PCIe switch,
-/// NIC, leaf).
+/// (NVLink SHARP), or, for a network plane, an aggregation tree of switches
+/// with it (SHARP): each member's route (GPU, PCIe switch, NIC) ends at its
+/// leaf, the first such switch on its way to the others; with several
+/// leaves, a switch above them all is the root.
 struct SwitchPlaneLinks {
-  int switch_device = -1;
-  bool network = false;  ///< reached through NICs rather than one NVLink hop
-  Bandwidth weight;      ///< slowest link between a member and the switch
-  std::vector<std::vector<LinkDirectionRef>> up;    ///< by member: member -> switch, hop by hop
-  std::vector<std::vector<LinkDirectionRef>> down;  ///< by member: switch -> member
+  int switch_device = -1;  ///< the root
+  bool network = false;    ///< reached through NICs rather than one NVLink hop
+  Bandwidth weight;        ///< slowest link between a member and the root
+  std::vector<std::vector<LinkDirectionRef>> up;    ///< by member: member -> its switch, hop by hop
+  std::vector<std::vector<LinkDirectionRef>> down;  ///< by member: its switch -> member
   std::vector<models::Route> up_route;              ///< by member: `up` as output ports, from the member
-  std::vector<models::Route> down_route;            ///< by member: `down` as output ports, from the switch
+  std::vector<models::Route> down_route;            ///< by member: `down` as output ports, from its switch
+  std::vector<AggregationSwitch> tree;              ///< tree[0] is the root; then the leaves below it, if any
+  std::vector<int> attach;                          ///< by member: the tree switch its `up` ends at
 };
 
 /// Every NVLink plane for `group` (global GPU indexes), in device order; when
@@ -51,8 +62,9 @@ class FabricBackend : public models::Transport {
   /// True when some switch with in-network reduction is one hop from every
   /// GPU of `group` (NVLink SHARP).
   bool supports_in_switch_collectives(const std::vector<int>& group);
-  /// True when the routes of every GPU of `group` meet first at one network
-  /// switch with in-network reduction (SHARP in an InfiniBand leaf).
+  /// True when the GPUs of `group` reach an aggregation tree of network
+  /// switches with in-network reduction (SHARP): their leaves, and one
+  /// switch above every leaf when there are several.
   bool supports_network_reduction(const std::vector<int>& group);
   /// Work units injected: segments (segment level) or flows (flow level).
   virtual std::uint64_t units_injected() const = 0;

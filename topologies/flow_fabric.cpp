@@ -96,18 +96,35 @@ void FlowFabric::send(const models::TransferRequest& request) {
       // to the endpoint (all-reduce: to every member). Multicast: the endpoint
       // sends up, the switch copies down. Down flows carry the up path's
       // latency, so the transfer's path latency is the whole way.
-      if (reduce) {
-        TimePs up_latency = 0;
+      if (all_reduce) {
+        // Over the aggregation tree: members to their switch, each child
+        // switch's partial sum to the root and the total back, then down to
+        // the members. Every down flow carries the deepest way up.
+        const auto& tree = plane.tree;
+        auto edge_latency = [&](std::size_t s) {
+          return s == 0 ? TimePs{0} : forwarding_latency(spec_, tree[s].device) + spec_.links[tree[s].up.front().link].latency;
+        };
+        TimePs deepest = 0;
         for (std::size_t m = 0; m < group.size(); ++m) {
-          add_flow(request.id, plane.up[m], spec_.gpus[group[m]], share, 0, traversal);
-          up_latency = std::max(up_latency, path_latency(plane.up[m], spec_.gpus[group[m]]));
+          const auto at = static_cast<std::size_t>(plane.attach[m]);
+          add_flow(request.id, plane.up[m], spec_.gpus[group[m]], share, 0, forwarding_latency(spec_, tree[at].device));
+          deepest = std::max(deepest, path_latency(plane.up[m], spec_.gpus[group[m]]) + edge_latency(at));
         }
-        if (all_reduce) {
-          for (std::size_t m = 0; m < group.size(); ++m) add_flow(request.id, plane.down[m], plane.switch_device, share, 0, up_latency);
-        } else {
-          add_flow(request.id, plane.down[member], plane.switch_device, share, 0, path_latency(plane.up[member], spec_.gpus[endpoint]));
+        for (std::size_t s = 1; s < tree.size(); ++s) {
+          add_flow(request.id, tree[s].up, tree[s].device, share, 0, traversal);
+          add_flow(request.id, tree[s].down, plane.switch_device, share, 0, deepest);
         }
+        for (std::size_t m = 0; m < group.size(); ++m) {
+          const auto at = static_cast<std::size_t>(plane.attach[m]);
+          add_flow(request.id, plane.down[m], tree[at].device, share, 0, deepest + edge_latency(at));
+        }
+      } else if (reduce) {
+        if (plane.tree.size() > 1)
+          throw core::SimulationError("a reduce to one GPU over a multi-switch aggregation tree is not modelled");
+        for (std::size_t m = 0; m < group.size(); ++m) add_flow(request.id, plane.up[m], spec_.gpus[group[m]], share, 0, traversal);
+        add_flow(request.id, plane.down[member], plane.switch_device, share, 0, path_latency(plane.up[member], spec_.gpus[endpoint]));
       } else {
+        if (plane.tree.size() > 1) throw core::SimulationError("a multicast over a multi-switch aggregation tree is not modelled");
         add_flow(request.id, plane.up[member], spec_.gpus[endpoint], share, 0, traversal);
         for (std::size_t m = 0; m < group.size(); ++m)
           add_flow(request.id, plane.down[m], plane.switch_device, share, 0, path_latency(plane.up[m], spec_.gpus[group[m]]));

@@ -46,6 +46,8 @@ std::vector<SwitchPlaneLinks> direct_planes(const TopologySpec& spec, const Fabr
     }
     if (plane.up.size() != group.size()) continue;
     plane.weight = {weight};
+    plane.tree.push_back({plane.switch_device, -1, {}, {}, {}, {}});
+    plane.attach.assign(group.size(), 0);
     planes.push_back(std::move(plane));
   }
   return planes;
@@ -56,14 +58,24 @@ bool reduces_in_network(const TopologySpec& spec, int device) {
   return dev.kind == DeviceKind::kSwitch && spec.catalogue.switches.at(dev.model).in_network_reduction;
 }
 
-/// The network plane: the first switch with in-network reduction on every
-/// member's route to another member, when that is one switch for all.
+/// The port of `from` whose link leads to `to`, if any.
+std::optional<std::size_t> port_towards(const FabricGraph& graph, int from, int to) {
+  const auto& ports = graph.ports(from);
+  for (std::size_t p = 0; p < ports.size(); ++p)
+    if (graph.neighbour(from, ports[p]) == to) return p;
+  return std::nullopt;
+}
+
+/// The network plane: each member's leaf is the first switch with in-network
+/// reduction on its route to the next member; one leaf is the whole tree,
+/// several hang below the first such switch (in the first leaf's port order)
+/// that is one hop above every one of them. Deeper trees are not found.
 std::optional<SwitchPlaneLinks> network_plane(const TopologySpec& spec, FabricGraph& graph, const std::vector<int>& group) {
   if (group.size() < 2) return std::nullopt;
   SwitchPlaneLinks plane;
   plane.network = true;
-  double weight = std::numeric_limits<double>::infinity();
   const std::size_t n = group.size();
+  std::vector<int> leaf_of(n, -1), leaves;
   for (std::size_t m = 0; m < n; ++m) {
     // Up: the member's route toward its neighbour in the group, to the first reducing switch.
     const auto& out = graph.paths(group[m], group[(m + 1) % n]).front();
@@ -73,25 +85,68 @@ std::optional<SwitchPlaneLinks> network_plane(const TopologySpec& spec, FabricGr
       at = graph.neighbour(at, out.hops[hop]);
       if (reduces_in_network(spec, at)) break;
     }
-    if (hop == out.hops.size() || spec.devices[static_cast<std::size_t>(at)].kind == DeviceKind::kGpu) return std::nullopt;
-    if (plane.switch_device < 0) plane.switch_device = at;
-    if (plane.switch_device != at) return std::nullopt;  // no single switch: a multi-level tree
+    if (hop == out.hops.size()) return std::nullopt;
+    leaf_of[m] = at;
+    if (std::find(leaves.begin(), leaves.end(), at) == leaves.end()) leaves.push_back(at);
     plane.up.emplace_back(out.hops.begin(), out.hops.begin() + static_cast<std::ptrdiff_t>(hop + 1));
     plane.up_route.push_back({std::vector<std::uint16_t>(out.route.out_ports.begin(), out.route.out_ports.begin() + static_cast<std::ptrdiff_t>(hop + 1))});
-    // Down: the tail of the previous member's route to it, from that switch.
+    // Down: the tail of the previous member's route to it, from its leaf.
     const auto& in = graph.paths(group[(m + n - 1) % n], group[m]).front();
     int from = spec.gpus[group[(m + n - 1) % n]];
-    std::size_t at_switch = 0;
-    for (; at_switch < in.hops.size(); ++at_switch) {
-      from = graph.neighbour(from, in.hops[at_switch]);
-      if (from == plane.switch_device) break;
+    std::optional<std::size_t> at_leaf;
+    for (std::size_t h = 0; h < in.hops.size(); ++h) {
+      from = graph.neighbour(from, in.hops[h]);
+      if (from == at) at_leaf = h;
     }
-    if (at_switch == in.hops.size()) return std::nullopt;
-    plane.down.emplace_back(in.hops.begin() + static_cast<std::ptrdiff_t>(at_switch + 1), in.hops.end());
-    plane.down_route.push_back({std::vector<std::uint16_t>(in.route.out_ports.begin() + static_cast<std::ptrdiff_t>(at_switch + 1), in.route.out_ports.end())});
-    for (const auto& path : {plane.up.back(), plane.down.back()})
-      for (const auto& h : path) weight = std::min(weight, spec.links[h.link].effective_bandwidth().bytes_per_second);
+    if (!at_leaf) return std::nullopt;
+    plane.down.emplace_back(in.hops.begin() + static_cast<std::ptrdiff_t>(*at_leaf + 1), in.hops.end());
+    plane.down_route.push_back({std::vector<std::uint16_t>(in.route.out_ports.begin() + static_cast<std::ptrdiff_t>(*at_leaf + 1), in.route.out_ports.end())});
   }
+  if (leaves.size() == 1) {
+    plane.tree.push_back({leaves.front(), -1, {}, {}, {}, {}});
+  } else {
+    // The root: a reducing switch one hop above every leaf.
+    int root = -1;
+    for (const auto& port : graph.ports(leaves.front())) {
+      const int candidate = graph.neighbour(leaves.front(), port);
+      if (!reduces_in_network(spec, candidate) ||
+          std::find(leaves.begin(), leaves.end(), candidate) != leaves.end())
+        continue;
+      if (std::all_of(leaves.begin(), leaves.end(), [&](int leaf) { return port_towards(graph, leaf, candidate).has_value(); })) {
+        root = candidate;
+        break;
+      }
+    }
+    if (root < 0) return std::nullopt;  // a deeper tree
+    plane.tree.push_back({root, -1, {}, {}, {}, {}});
+    for (int leaf : leaves) {
+      AggregationSwitch node;
+      node.device = leaf;
+      node.parent = 0;
+      const auto up = *port_towards(graph, leaf, root);
+      const auto up_ref = graph.ports(leaf)[up];
+      const auto& root_ports = graph.ports(root);
+      const auto down = static_cast<std::size_t>(std::find_if(root_ports.begin(), root_ports.end(), [&](const LinkDirectionRef& p) {
+                                                   return p.link == up_ref.link;
+                                                 }) - root_ports.begin());
+      node.up = {up_ref};
+      node.down = {root_ports[down]};
+      node.up_route = {{static_cast<std::uint16_t>(up)}};
+      node.down_route = {{static_cast<std::uint16_t>(down)}};
+      plane.tree.push_back(std::move(node));
+    }
+  }
+  plane.switch_device = plane.tree.front().device;
+  for (std::size_t m = 0; m < n; ++m)
+    plane.attach.push_back(static_cast<int>(std::find_if(plane.tree.begin(), plane.tree.end(), [&](const AggregationSwitch& s) {
+                                              return s.device == leaf_of[m];
+                                            }) - plane.tree.begin()));
+  double weight = std::numeric_limits<double>::infinity();
+  for (const auto& paths : {plane.up, plane.down})
+    for (const auto& path : paths)
+      for (const auto& h : path) weight = std::min(weight, spec.links[h.link].effective_bandwidth().bytes_per_second);
+  for (const auto& node : plane.tree)
+    for (const auto& h : node.up) weight = std::min(weight, spec.links[h.link].effective_bandwidth().bytes_per_second);
   plane.weight = {weight};
   return plane;
 }

@@ -53,8 +53,10 @@ void CrossbarSwitch::reduce(Segment&& segment) {
     multicast(std::move(segment));
     return;
   }
-  segment.kind = SegmentKind::kUnicast;
+  // In a tree the partial sum goes on up to the parent switch, to be reduced there.
+  segment.kind = segment.op->result_op != nullptr ? SegmentKind::kReduce : SegmentKind::kUnicast;
   segment.route = segment.op->result_route;
+  segment.op = segment.op->result_op;
   segment.hop = 0;
   segment.credit_holder = nullptr;
   segment.credit_bytes = 0;
@@ -64,10 +66,14 @@ void CrossbarSwitch::reduce(Segment&& segment) {
 void CrossbarSwitch::multicast(Segment&& segment) {
   if (segment.credit_holder != nullptr) segment.credit_holder->return_credits(segment.credit_bytes, core::now_ps());
   const TimePs tail_ready = segment.tail_time + params_.traversal_latency;
-  for (const auto& route : *segment.op->multicast_routes) {
+  const auto& routes = *segment.op->multicast_routes;
+  const auto* next = segment.op->multicast_next;
+  for (std::size_t i = 0; i < routes.size(); ++i) {
     Segment copy = segment;
-    copy.kind = SegmentKind::kUnicast;
-    copy.route = &route;
+    // A copy bound for a child switch of a tree is multicast again there.
+    copy.op = next != nullptr ? (*next)[i] : nullptr;
+    copy.kind = copy.op != nullptr ? SegmentKind::kMulticast : SegmentKind::kUnicast;
+    copy.route = &routes[i];
     copy.hop = 0;
     copy.credit_holder = nullptr;
     copy.credit_bytes = 0;

@@ -186,13 +186,40 @@ TEST_CASE("CollNet across two HGX nodes: the segment and flow models agree, and 
   CHECK(segment["rows"][0]["algbw_GBps"].get<double>() >= 0.9 * 370.0 / 1.75);
 }
 
-TEST_CASE("CollNet needs SHARP where the heads' routes meet: one node, or heads under different leaves, is a clear error", "[multinode]") {
-  CHECK(run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " --algo collnet -b 1M -e 1M").exit_code == 2);
+TEST_CASE("CollNet over two leaves: each leaf reduces its nodes, the spine the leaves, and every link carries S once each way",
+          "[multinode]") {
   const auto two_leaves = fabsim::testing::write_temp("two-leaves.json", R"({"format": "fabsim-topology/1", "name": "two-leaves",
     "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
     "generate": {"nodes": 4, "node": {"gpus": 1, "gpu_model": "h100-sxm",
       "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
       "network": {"tiers": 2, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 2, "oversubscription": [1]}}})");
-  CHECK(run_fabsim("nccl-test --topology " + two_leaves + " --algo collnet -b 1M -e 1M").exit_code == 2);
-  CHECK(run_fabsim("nccl-test --topology " + two_leaves + " --algo ring -b 1M -e 1M").exit_code == 0);
+  const std::uint64_t size = 1ull << 30;
+  const auto doc = nccl_test(two_leaves, "--algo collnet -b 1G -e 1G");
+  int spine_directions = 0;
+  for (const auto& l : doc["links"]) {
+    const std::string name = l["link"];
+    const double bytes = l["bytes"].get<double>();
+    if (name.find("spine") != std::string::npos && bytes > 0) {
+      ++spine_directions;
+      CHECK(bytes == Approx(static_cast<double>(size)).epsilon(0.01));  // one partial sum up, one total down per leaf
+    }
+  }
+  CHECK(spine_directions == 4);  // two leaves, up and down, through one spine
+  CHECK(doc["rows"][0]["algbw_GBps"].get<double>() >= 44.0);
+  const auto r = run_fabsim("nccl-test --topology " + two_leaves + " --algo collnet -b 1G -e 1G --model flow --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["rows"][0]["busbw_GBps"].get<double>() == Approx(doc["rows"][0]["busbw_GBps"].get<double>()).epsilon(0.02));
+}
+
+TEST_CASE("CollNet needs SHARP over the heads' leaves: one node, or a tree deeper than one switch above the leaves, is a clear error",
+          "[multinode]") {
+  CHECK(run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") + " --algo collnet -b 1M -e 1M").exit_code == 2);
+  const auto three_tiers = fabsim::testing::write_temp("three-tiers.json", R"({"format": "fabsim-topology/1", "name": "three-tiers",
+    "hardware": ")" + source_path("configs/hardware/catalogue.json") + R"(",
+    "generate": {"nodes": 8, "node": {"gpus": 1, "gpu_model": "h100-sxm",
+      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
+      "network": {"tiers": 3, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 2, "nodes_per_pod": 4,
+                  "oversubscription": [1, 1]}}})");
+  CHECK(run_fabsim("nccl-test --topology " + three_tiers + " --algo collnet -b 1M -e 1M").exit_code == 2);
+  CHECK(run_fabsim("nccl-test --topology " + three_tiers + " -g 4 --algo collnet -b 1M -e 1M").exit_code == 0);  // one pod
 }

@@ -80,8 +80,9 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
                          });
       if (!sharp)
         throw core::ConfigError(fabric_.spec().file, "/devices",
-                                "CollNet needs an all_reduce across nodes whose heads (the h-th GPU of every node) meet first at one "
-                                "network switch with in-network reduction (SHARP); multi-level SHARP trees are not modelled");
+                                "CollNet needs an all_reduce across nodes whose heads (the h-th GPU of every node) reach switches with "
+                                "in-network reduction (SHARP): their leaves, and one switch above all the leaves when there are several; "
+                                "deeper SHARP trees are not modelled");
       const auto& simple = gpu.protocols.at(topo::Protocol::kSimple);
       plan = plan_collnet_direct({ranks, call.bytes, choice.channels, call.element_size}, simple, domains, rails);
       params.step_latency = simple.step_latency;
