@@ -48,3 +48,22 @@ TEST_CASE("CollNetDirect takes at most 8 heads per node", "[plan][collnet]") {
   CHECK_THROWS_AS(traces::plan_collnet_direct({8, 1 << 20, 1, 4}, testing::simple_protocol(), testing::node_layout(1, 8).domain, testing::node_layout(1, 8).rail),
                   std::invalid_argument);
 }
+
+TEST_CASE("CollNetDirect at flow level: the same bytes, one transfer per hop and head standing for every channel", "[plan][collnet]") {
+  const auto protocol = testing::simple_protocol();
+  const auto layout = testing::node_layout(4, 8);
+  const core::Bytes S = 1ull << 30;
+  const auto segment = traces::plan_collnet_direct({32, S, 24, 4}, protocol, layout.domain, layout.rail);
+  const auto flow = traces::plan_collnet_direct({32, S, 24, 4}, protocol, layout.domain, layout.rail, true);
+  CHECK(flow.aggregated);
+  core::Bytes segment_total = 0, flow_total = 0;
+  for (const auto& t : segment.transfers) segment_total += t.payload;
+  for (const auto& t : flow.transfers) {
+    flow_total += t.payload;
+    CHECK(t.lanes == 24u);
+    CHECK(t.after_received == traces::kNoTransfer);
+  }
+  CHECK(flow_total == segment_total);
+  // Per head: 4 nodes x 7 sends in, one SHARP operation, 4 x 7 sends out.
+  CHECK(flow.transfers.size() == 8u * (28 + 1 + 28));
+}

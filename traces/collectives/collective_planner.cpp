@@ -84,7 +84,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
                                 "in-network reduction (SHARP): their leaves, and one switch above all the leaves when there are several; "
                                 "deeper SHARP trees are not modelled");
       const auto& simple = gpu.protocols.at(topo::Protocol::kSimple);
-      plan = plan_collnet_direct({ranks, call.bytes, choice.channels, call.element_size}, simple, domains, rails);
+      plan = plan_collnet_direct({ranks, call.bytes, choice.channels, call.element_size}, simple, domains, rails, flow_level);
       params.step_latency = simple.step_latency;
       params.reduce_latency = gpu.reduce_latency;
     } else if (choice.algorithm == Algorithm::kNvlsTree) {

@@ -22,27 +22,31 @@ std::vector<std::vector<int>> collnet_head_groups(const std::vector<int>& domain
 }
 
 CollectivePlan plan_collnet_direct(const CollNetRequest& request, const topo::ProtocolParams& p,
-                                   const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank) {
+                                   const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank, bool aggregated) {
   const auto nodes = ranks_by_node(domain_of_rank, rail_of_rank);
   if (nodes.size() < 2) throw std::invalid_argument("CollNet runs across nodes: the ranks are all in one NVLink domain");
   auto plan = CollectivePlan::empty("CollNetDirect", "Simple", request.ranks, request.channels, p.payload_efficiency);
   plan.switch_groups = collnet_head_groups(domain_of_rank, rail_of_rank);
   if (request.bytes == 0) return plan;
   const int heads = static_cast<int>(plan.switch_groups.size());
-  const core::Bytes chunk = std::max<core::Bytes>(p.slot_bytes, request.element_size);  // one step per chunk
+  const core::Bytes step = std::max<core::Bytes>(p.slot_bytes, request.element_size);  // one step per chunk
+  // Flow level: every channel of a head takes the same paths, so one set of
+  // transfers, each a whole region, stands for them all (lanes).
+  const int lane_sets = aggregated ? 1 : request.channels;
   const int in_flight = std::max(1, p.slots);
   const NvlsRequest split{heads, request.bytes, request.channels, request.element_size};
-  for (int c = 0; c < request.channels; ++c) {
+  for (int c = 0; c < lane_sets; ++c) {
     // Each head's region on this channel, walked chunk by chunk with every head
     // in turn, as the kernel's loop scatters one chunk to all heads at once.
     std::vector<core::Bytes> begin(static_cast<std::size_t>(heads)), end(begin);
     core::Bytes longest = 0;
     for (int h = 0; h < heads; ++h) {
       const core::Bytes share = nvls_head_share(split, h);
-      begin[static_cast<std::size_t>(h)] = share * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
-      end[static_cast<std::size_t>(h)] = share * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);
+      begin[static_cast<std::size_t>(h)] = aggregated ? 0 : share * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
+      end[static_cast<std::size_t>(h)] = aggregated ? share : share * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);
       longest = std::max(longest, end[static_cast<std::size_t>(h)] - begin[static_cast<std::size_t>(h)]);
     }
+    const core::Bytes chunk = aggregated ? std::max<core::Bytes>(1, longest) : step;
     std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (source, destination) -> sends
     std::vector<std::vector<std::int32_t>> network(static_cast<std::size_t>(heads));  // each head's SHARP operations
     // The scatter and broadcast warps of a rank each go chunk by chunk: a
@@ -93,6 +97,10 @@ CollectivePlan plan_collnet_direct(const CollNetRequest& request, const topo::Pr
       scattered = std::move(scattered_now);
       broadcast = std::move(broadcast_now);
     }
+  }
+  if (aggregated) {
+    for (auto& t : plan.transfers) t.lanes = static_cast<std::uint32_t>(request.channels);
+    flatten_pipeline(plan, step);
   }
   return plan;
 }

@@ -30,8 +30,11 @@ inline constexpr int kCollNetMaxHeads = 8;
 std::vector<std::vector<int>> collnet_head_groups(const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank);
 
 /// Steps of one chunk run the Simple protocol (`simple`: its slot size and
-/// FIFO slots). Throws std::invalid_argument with fewer than two nodes.
+/// FIFO slots). With `aggregated` the plan is flow-level: per head one
+/// transfer per hop standing for every channel and chunk, its pipeline depth
+/// as fill steps. Throws std::invalid_argument with fewer than two nodes.
 CollectivePlan plan_collnet_direct(const CollNetRequest& request, const topo::ProtocolParams& simple,
-                                   const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank);
+                                   const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
+                                   bool aggregated = false);
 
 }  // namespace fabsim::traces
