@@ -195,6 +195,10 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
     m.channel_drift.mean = to_ps(p.quantity("channel_drift_mean", QuantityKind::kTime));
     m.channel_drift.sd = to_ps(p.quantity("channel_drift_sd", QuantityKind::kTime));
   }
+  m.ring_gather_scatter_efficiency = p.number("ring_gather_scatter_efficiency", false).value_or(1.0);
+  if (!(m.ring_gather_scatter_efficiency > 0 && m.ring_gather_scatter_efficiency <= 1))
+    o.diagnostics().error(o.path_of("ring_gather_scatter_efficiency"),
+                          fmt::format("expected an efficiency in (0, 1], found {}", m.ring_gather_scatter_efficiency));
   m.p2p_channels = static_cast<int>(p.integer("p2p_channels").value_or(1));
   m.p2p_chunk = static_cast<Bytes>(p.quantity("p2p_chunk", QuantityKind::kBytes).value_or(1));
   m.p2p_ll_threshold = static_cast<Bytes>(p.quantity("p2p_ll_threshold", QuantityKind::kBytes).value_or(1));

@@ -130,6 +130,9 @@ struct GpuModel {
   TimePs reduce_latency = 0;   ///< extra latency of a step that reduces received data with local data
   int ring_channels = 1;       ///< NCCL's ring channel count on this platform
   ChannelDrift channel_drift;  ///< Simple-protocol collectives (ring, tree, NVLS); none when absent
+  /// NCCL's Simple ring all-gather and reduce-scatter kernels: payload per
+  /// wire byte relative to the all-reduce kernel's (1 when absent).
+  double ring_gather_scatter_efficiency = 1.0;
   Bandwidth tuner_ring_bus_bandwidth;    ///< NCCL's graph busBw for rings (nChannels x per-channel bw)
   Bandwidth tuner_ll_max_bandwidth;      ///< llMaxBw
   Bandwidth tuner_ll128_channel_max;     ///< perChMaxRingLL128Bw

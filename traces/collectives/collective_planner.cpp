@@ -122,6 +122,10 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
         // same links: one weighted flow per hop stands for them all.
         plan = flow_level ? plan_ring_flow(ring, protocol, rings.empty()) : plan_ring(ring, protocol);
         place_on_rings(plan, rings);
+        // Fitted inside one NVLink domain; across nodes the NICs, not the kernel, set the pace.
+        if (choice.protocol == topo::Protocol::kSimple && request.nodes == 1 &&
+            (call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter))
+          plan.payload_efficiency *= gpu.ring_gather_scatter_efficiency;
       }
       params.step_latency = protocol.step_latency;
       params.reduce_latency = gpu.reduce_latency;
