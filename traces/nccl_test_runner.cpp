@@ -36,8 +36,9 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
-  if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce)
-    diag.error("/algo", fmt::format("NVLS is modelled for all_reduce only, not {}", collective_name(config.op)));
+  if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce &&
+      config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)
+    diag.error("/algo", fmt::format("NVLS runs all_reduce, all_gather and reduce_scatter, not {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kCollNetDirect && config.op != CollectiveOp::kAllReduce)
     diag.error("/algo", fmt::format("CollNet is modelled for all_reduce only, not {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvlsTree && config.op != CollectiveOp::kAllReduce)

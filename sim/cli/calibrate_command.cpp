@@ -225,7 +225,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
         continue;
       }
       const auto algorithm = traces::parse_algorithm(s.algorithm);
-      if (algorithm && *algorithm != traces::Algorithm::kRing && s.op != traces::CollectiveOp::kAllReduce) {
+      if (algorithm && !traces::algorithm_runs(*algorithm, s.op)) {
         // NCCL_ALGO names an algorithm NCCL lacks for this collective; NCCL then runs another.
         skipped.push_back(fmt::format("{}: NCCL has no {} {}: which algorithm ran is unknown", s.id, s.algorithm, traces::collective_name(s.op)));
         continue;

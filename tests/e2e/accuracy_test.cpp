@@ -176,3 +176,17 @@ TEST_CASE("H100 ring all-reduce, all-gather and reduce-scatter: median error at 
     CHECK(median <= 0.05);
   }
 }
+
+TEST_CASE("NVLS all-gather on 8 GPUs is slower than the ring, as measured (~300 vs ~350 GB/s at 1 GiB), and never the default",
+          "[accuracy][nvls]") {
+  // nccl-model.md section 2.4 (maintainer, nccl#1506): NVLS all-gather moves S/n up and S down per port and
+  // uses fewer SMs, but is slower than the ring; NCCL's model rarely picks it.
+  const double nvls = predicted("--op all_gather --algo nvls -b 1G -e 1G -g 8").begin()->second["busbw_GBps"].get<double>();
+  const double ring = predicted("--op all_gather --algo ring -b 1G -e 1G -g 8").begin()->second["busbw_GBps"].get<double>();
+  INFO("NVLS " << nvls << " GB/s, ring " << ring << " GB/s");
+  CHECK(nvls < ring);
+  CHECK(nvls / ring == Approx(300.0 / 350.0).epsilon(0.1));
+  CHECK(std::abs(nvls - 300.0) / 300.0 < 0.15);
+  CHECK(std::abs(ring - 350.0) / 350.0 < 0.10);
+  CHECK(predicted("--op all_gather -b 1G -e 1G -g 8").begin()->second["algorithm"] == "Ring");
+}

@@ -41,3 +41,22 @@ TEST_CASE("NVLS chunks are 128 KiB for large buffers and shrink for small ones",
   CHECK(traces::nvls_chunk_bytes(64ull << 20, 16, 8, 128 * 1024) == 32 * 1024);   // < 8 x ...
   CHECK(traces::nvls_chunk_bytes(512ull << 20, 16, 8, 128 * 1024) == 64 * 1024);  // < 64 x ...
 }
+
+TEST_CASE("NVLS all-gather stores each rank's block once through the multicast; reduce-scatter pulls each block once, reduced",
+          "[plan][nvls]") {
+  const int n = 8;
+  const core::Bytes S = 256ull << 20;  // the total, as nccl-tests sizes all-gather
+  for (auto op : {traces::CollectiveOp::kAllGather, traces::CollectiveOp::kReduceScatter}) {
+    const auto plan = traces::plan_nvls_gather_scatter(op, {n, S, 16, 4}, testing::nvls_params());
+    CHECK(plan.algorithm == "NVLS");
+    std::vector<core::Bytes> per_owner(static_cast<std::size_t>(n), 0);
+    for (const auto& t : plan.transfers) {
+      CHECK(t.kind == (op == traces::CollectiveOp::kAllGather ? TransferKind::kMulticastInSwitch : TransferKind::kReduceInSwitch));
+      CHECK(t.payload <= 128u * 1024);
+      per_owner[static_cast<std::size_t>(t.issuer())] += t.payload;
+    }
+    for (auto bytes : per_owner) CHECK(bytes == S / n);
+  }
+  CHECK_THROWS_AS(traces::plan_nvls_gather_scatter(traces::CollectiveOp::kBroadcast, {n, S, 16, 4}, testing::nvls_params()),
+                  std::invalid_argument);
+}

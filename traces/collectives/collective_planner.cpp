@@ -51,7 +51,8 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu) : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu);
     params.step_latency = gpu.protocols.at(*parse_protocol(plan.protocol)).step_latency;
   } else {
-    const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_available(call.gpus);
+    const bool nvls_switch = nvls_available(call.gpus);
+    const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_switch;
     TunerRequest request{call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls};
     std::map<int, std::vector<int>> per_node;  // GPUs in each NVLink domain
     std::vector<int> domains, rails;
@@ -96,10 +97,16 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       params.step_latency = gpu.nvls->step_latency;
       params.reduce_latency = gpu.reduce_latency;  // heads add their children's sums
     } else if (choice.algorithm == Algorithm::kNvls) {
-      if (!nvls)
-        throw core::ConfigError(fabric_.spec().file, "/devices", "NVLS needs a switch with in-network reduction attached to every GPU used");
+      const bool gather_scatter = call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter;
+      if (!nvls_switch || !(gather_scatter || call.op == CollectiveOp::kAllReduce))
+        throw core::ConfigError(fabric_.spec().file, "/devices",
+                                "NVLS needs an all_reduce, all_gather or reduce_scatter on GPUs that all attach to a switch with in-network reduction");
       const NvlsRequest request{ranks, call.bytes, choice.channels, call.element_size};
-      plan = flow_level ? plan_nvls_flow(request, *gpu.nvls) : plan_nvls_all_reduce(request, *gpu.nvls);
+      if (gather_scatter) {
+        plan = plan_nvls_gather_scatter(call.op, request, *gpu.nvls);
+      } else {
+        plan = flow_level ? plan_nvls_flow(request, *gpu.nvls) : plan_nvls_all_reduce(request, *gpu.nvls);
+      }
       params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "traces/collectives/chain_planner.hpp"
+
 namespace fabsim::traces {
 
 core::Bytes nvls_chunk_bytes(core::Bytes bytes, int channels, int heads, core::Bytes chunk) {
@@ -55,6 +57,32 @@ CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::Nvls
         plan.transfers.push_back(store);
         previous_reduce = reduce_id;
         previous_store = store_id;
+      }
+    }
+  }
+  return plan;
+}
+
+CollectivePlan plan_nvls_gather_scatter(CollectiveOp op, const NvlsRequest& request, const topo::NvlsParams& nvls) {
+  const bool gather = op == CollectiveOp::kAllGather;
+  if (!gather && op != CollectiveOp::kReduceScatter) throw std::invalid_argument("plan_nvls_gather_scatter plans all_gather and reduce_scatter only");
+  auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
+  const int n = request.ranks;
+  if (n == 1 || request.bytes == 0) return plan;
+  // Rank r owns block r of the total: nvls_head_share splits it in whole elements.
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes / static_cast<core::Bytes>(n), request.channels, n, nvls.chunk_bytes);
+  const auto kind = gather ? models::TransferKind::kMulticastInSwitch : models::TransferKind::kReduceInSwitch;
+  for (int owner = 0; owner < n; ++owner) {
+    const core::Bytes block = nvls_head_share(request, owner);
+    for (int c = 0; c < request.channels; ++c) {
+      const core::Bytes begin = block * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
+      const core::Bytes end = block * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);
+      std::int32_t previous = kNoTransfer;  // the channel's multimem operations go chunk by chunk
+      for (core::Bytes offset = begin; offset < end; offset += chunk) {
+        PlannedTransfer t = in_switch_hop(kind, c, owner, std::min(chunk, end - offset));
+        t.after_sent = previous;
+        previous = static_cast<std::int32_t>(plan.transfers.size());
+        plan.transfers.push_back(std::move(t));
       }
     }
   }

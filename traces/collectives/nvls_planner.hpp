@@ -7,6 +7,7 @@
 /// S (n+1)/n instead of a ring's 2 S (n-1)/n.
 
 #include "topologies/hardware_catalogue.hpp"
+#include "traces/collectives/collective.hpp"
 #include "traces/collectives/plan.hpp"
 
 namespace fabsim::traces {
@@ -22,6 +23,14 @@ struct NvlsRequest {
 core::Bytes nvls_head_share(const NvlsRequest& request, int head);
 
 CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls);
+
+/// NCCL's NVLS all-gather and reduce-scatter (one multimem store, or one
+/// multimem load-reduce, per chunk): each rank stores its own block to every
+/// rank through the switch's multicast (all-gather), or pulls its block of
+/// everyone's buffer reduced by the switch (reduce-scatter). `bytes` is the
+/// total (nccl-tests' size). Per port that moves S/n one way and S the other.
+/// Throws std::invalid_argument for any other operation.
+CollectivePlan plan_nvls_gather_scatter(CollectiveOp op, const NvlsRequest& request, const topo::NvlsParams& nvls);
 
 /// NCCL's NVLS chunk for a call: 128 KiB, halved (down to 16 KiB) for small
 /// buffers (enqueue.cc: below 64/8/2 x nChannels x nHeads x chunk).

@@ -39,6 +39,19 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
+bool algorithm_runs(Algorithm algorithm, CollectiveOp op) {
+  const bool gather_scatter = op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+  switch (algorithm) {
+    case Algorithm::kRing: return true;
+    case Algorithm::kNvls: return op == CollectiveOp::kAllReduce || gather_scatter;
+    case Algorithm::kPat: return gather_scatter;
+    case Algorithm::kTree:
+    case Algorithm::kNvlsTree:
+    case Algorithm::kCollNetDirect: return op == CollectiveOp::kAllReduce;
+  }
+  return false;
+}
+
 double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
   const auto& nvls = *gpu.nvls;
   const double alg_gbps = request.ranks * nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency;

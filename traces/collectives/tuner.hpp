@@ -16,6 +16,11 @@ namespace fabsim::traces {
 /// NVLS, NVLSTree, PAT, CollNetDirect; "CollNet" parses as CollNetDirect).
 enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kPat, kCollNetDirect };
 std::string algorithm_name(Algorithm a);
+/// Whether NCCL (and fabsim) has `algorithm` for `op`: Ring for the ring
+/// collectives, Tree, NVLSTree and CollNetDirect for all-reduce, NVLS for
+/// all-reduce, all-gather and reduce-scatter, PAT for the last two.
+bool algorithm_runs(Algorithm algorithm, CollectiveOp op);
+
 /// Parses NCCL's algorithm names case-insensitively ("ring", "NVLS"); "auto" is not an algorithm.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 
