@@ -98,9 +98,11 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       params.reduce_latency = gpu.reduce_latency;  // heads add their children's sums
     } else if (choice.algorithm == Algorithm::kNvls) {
       const bool gather_scatter = call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter;
-      if (!nvls_switch || !(gather_scatter || call.op == CollectiveOp::kAllReduce))
+      if (!gather_scatter && call.op != CollectiveOp::kAllReduce)
         throw core::ConfigError(fabric_.spec().file, "/devices",
-                                "NVLS needs an all_reduce, all_gather or reduce_scatter on GPUs that all attach to a switch with in-network reduction");
+                                "NVLS runs all_reduce, all_gather and reduce_scatter, not " + collective_name(call.op));
+      if (!nvls_switch)
+        throw core::ConfigError(fabric_.spec().file, "/devices", "NVLS needs a switch with in-network reduction attached to every GPU used");
       const NvlsRequest request{ranks, call.bytes, choice.channels, call.element_size};
       if (gather_scatter) {
         plan = plan_nvls_gather_scatter(call.op, request, *gpu.nvls);
