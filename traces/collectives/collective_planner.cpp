@@ -30,6 +30,15 @@ CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabr
   network_per_gpu_gbps_ = spec.gpus.empty() ? 0.0 : network / static_cast<double>(spec.gpus.size());
 }
 
+bool CollectivePlanner::sharp_available(const std::vector<int>& gpus, const std::vector<int>& domains, const std::vector<int>& rails) {
+  for (const auto& heads : collnet_head_groups(domains, rails)) {
+    std::vector<int> group;
+    for (int r : heads) group.push_back(gpus[static_cast<std::size_t>(r)]);
+    if (!fabric_.supports_network_reduction(group)) return false;
+  }
+  return true;
+}
+
 bool CollectivePlanner::nvls_available(const std::vector<int>& gpus) {
   auto [it, inserted] = nvls_cache_.try_emplace(gpus, false);
   if (inserted) it->second = gpus.size() > 1 && fabric_.supports_in_switch_collectives(gpus);
@@ -71,15 +80,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     }
     const TunerChoice choice = choose(gpu, request);
     if (choice.algorithm == Algorithm::kCollNetDirect) {
-      const auto groups = collnet_head_groups(domains, rails);
-      std::vector<int> global;
-      const bool sharp = call.op == CollectiveOp::kAllReduce && request.nodes > 1 &&
-                         std::all_of(groups.begin(), groups.end(), [&](const std::vector<int>& group) {
-                           global.clear();
-                           for (int r : group) global.push_back(call.gpus[static_cast<std::size_t>(r)]);
-                           return fabric_.supports_network_reduction(global);
-                         });
-      if (!sharp)
+      if (call.op != CollectiveOp::kAllReduce || request.nodes < 2 || !sharp_available(call.gpus, domains, rails))
         throw core::ConfigError(fabric_.spec().file, "/devices",
                                 "CollNet needs an all_reduce across nodes whose heads (the h-th GPU of every node) reach switches with "
                                 "in-network reduction (SHARP): their leaves, and one switch above all the leaves when there are several; "

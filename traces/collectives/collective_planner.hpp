@@ -46,6 +46,8 @@ class CollectivePlanner {
 
  private:
   bool nvls_available(const std::vector<int>& gpus);
+  /// CollNet's heads (the h-th GPU of every node, by `domains` and `rails`) each reach a SHARP tree.
+  bool sharp_available(const std::vector<int>& gpus, const std::vector<int>& domains, const std::vector<int>& rails);
 
   topo::FabricBackend& fabric_;
   std::vector<int> domain_of_gpu_, rail_of_gpu_;
