@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/limits.hpp"
+
 #include "sim/core/json_reader.hpp"
 #include "sim/core/text.hpp"
 
@@ -65,6 +67,15 @@ class ParamReader {
     finish(key, *entry);
     return v;
   }
+  /// A byte count > 0 (a buffer, a slot, a chunk: zero would stall or divide by zero).
+  std::optional<double> positive_bytes(std::string_view key) {
+    auto entry = open(key, true);
+    if (!entry) return std::nullopt;
+    auto v = entry->quantity("value", QuantityKind::kBytes);
+    if (v && *v <= 0) entry->diagnostics().error(entry->path_of("value"), "expected a size > 0 bytes");
+    finish(key, *entry);
+    return v;
+  }
   std::optional<bool> boolean(std::string_view key) {
     auto entry = open(key, true);
     if (!entry) return std::nullopt;
@@ -72,10 +83,11 @@ class ParamReader {
     finish(key, *entry);
     return v;
   }
-  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min = 1) {
+  /// An integer in [min, max]; callers narrow it to int, so max stays small.
+  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min = 1, std::int64_t max = 65536) {
     auto entry = open(key, true);
     if (!entry) return std::nullopt;
-    auto v = entry->integer("value", true, min);
+    auto v = entry->integer("value", true, min, max);
     finish(key, *entry);
     return v;
   }
@@ -125,7 +137,7 @@ LinkModel read_link(const std::string& name, JsonObject& o) {
   m.lane_bandwidth = {p.quantity("bandwidth", QuantityKind::kBandwidth).value_or(0)};
   m.efficiency = p.number("efficiency").value_or(1.0);
   m.latency = to_ps(p.quantity("latency", QuantityKind::kTime));
-  m.routing_cost = static_cast<int>(p.integer("routing_cost").value_or(1));
+  m.routing_cost = static_cast<int>(p.integer("routing_cost", 1, 1000000).value_or(1));
   if (o.has("mtu") || o.has("packet_header")) {
     m.mtu = static_cast<Bytes>(p.quantity("mtu", QuantityKind::kBytes).value_or(0));
     m.packet_header = static_cast<Bytes>(p.quantity("packet_header", QuantityKind::kBytes).value_or(0));
@@ -147,7 +159,7 @@ SwitchModel read_switch(const std::string& name, JsonObject& o) {
   ParamReader p(o, m.sources);
   m.ports = static_cast<int>(p.integer("ports").value_or(0));
   m.traversal_latency = to_ps(p.quantity("traversal_latency", QuantityKind::kTime));
-  m.input_buffer = static_cast<Bytes>(p.quantity("input_buffer", QuantityKind::kBytes).value_or(0));
+  m.input_buffer = static_cast<Bytes>(p.positive_bytes("input_buffer").value_or(1));
   m.in_network_reduction = p.boolean("in_network_reduction").value_or(false);
   o.reject_unknown_keys();
   return m;
@@ -158,11 +170,11 @@ ProtocolParams read_protocol(JsonObject& o, std::vector<ParamSource>& sources) {
   ParamReader p(o, sources);
   m.payload_efficiency = p.number("payload_efficiency").value_or(1.0);
   m.step_latency = to_ps(p.quantity("step_latency", QuantityKind::kTime));
-  m.slot_bytes = static_cast<Bytes>(p.quantity("slot_bytes", QuantityKind::kBytes).value_or(1));
-  m.slots = static_cast<int>(p.integer("slots").value_or(8));
-  m.chunk_slots = static_cast<int>(p.integer("chunk_slots").value_or(1));
-  m.slice_slots = static_cast<int>(p.integer("slice_slots").value_or(1));
-  m.threads = static_cast<int>(p.integer("threads").value_or(512));
+  m.slot_bytes = static_cast<Bytes>(p.positive_bytes("slot_bytes").value_or(1));
+  m.slots = static_cast<int>(p.integer("slots", 1, 1024).value_or(8));
+  m.chunk_slots = static_cast<int>(p.integer("chunk_slots", 1, 1024).value_or(1));
+  m.slice_slots = static_cast<int>(p.integer("slice_slots", 1, 1024).value_or(1));
+  m.threads = static_cast<int>(p.integer("threads", 1, 4096).value_or(512));
   m.channel_threshold = static_cast<Bytes>(p.quantity("channel_threshold", QuantityKind::kBytes).value_or(64));
   if (o.has("channel_cap"))
     m.channel_cap = Bandwidth{p.quantity("channel_cap", QuantityKind::kBandwidth).value_or(0)};
@@ -189,7 +201,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   m.pcie_ports = static_cast<int>(p.integer("pcie_ports", 0).value_or(1));
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
   m.reduce_latency = to_ps(p.quantity("reduce_latency", QuantityKind::kTime));
-  m.ring_channels = static_cast<int>(p.integer("ring_channels").value_or(1));
+  m.ring_channels = static_cast<int>(p.integer("ring_channels", 1, core::kMaxChannels).value_or(1));
   if (o.has("channel_drift_unit")) {
     m.channel_drift.unit = static_cast<Bytes>(p.quantity("channel_drift_unit", QuantityKind::kBytes).value_or(0));
     m.channel_drift.mean = to_ps(p.quantity("channel_drift_mean", QuantityKind::kTime));
@@ -199,8 +211,8 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   if (!(m.ring_gather_scatter_efficiency > 0 && m.ring_gather_scatter_efficiency <= 1))
     o.diagnostics().error(o.path_of("ring_gather_scatter_efficiency"),
                           fmt::format("expected an efficiency in (0, 1], found {}", m.ring_gather_scatter_efficiency));
-  m.p2p_channels = static_cast<int>(p.integer("p2p_channels").value_or(1));
-  m.p2p_chunk = static_cast<Bytes>(p.quantity("p2p_chunk", QuantityKind::kBytes).value_or(1));
+  m.p2p_channels = static_cast<int>(p.integer("p2p_channels", 1, core::kMaxChannels).value_or(1));
+  m.p2p_chunk = static_cast<Bytes>(p.positive_bytes("p2p_chunk").value_or(1));
   m.p2p_ll_threshold = static_cast<Bytes>(p.quantity("p2p_ll_threshold", QuantityKind::kBytes).value_or(1));
   m.tuner_ring_bus_bandwidth = {p.quantity("tuner_ring_bus_bandwidth", QuantityKind::kBandwidth).value_or(1)};
   m.tuner_ll_max_bandwidth = {p.quantity("tuner_ll_max_bandwidth", QuantityKind::kBandwidth).value_or(1)};
@@ -225,8 +237,8 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
     NvlsParams n;
     n.payload_efficiency = np.number("payload_efficiency").value_or(1.0);
     n.step_latency = to_ps(np.quantity("step_latency", QuantityKind::kTime));
-    n.chunk_bytes = static_cast<Bytes>(np.quantity("chunk_bytes", QuantityKind::kBytes).value_or(1));
-    n.channels = static_cast<int>(np.integer("channels").value_or(1));
+    n.chunk_bytes = static_cast<Bytes>(np.positive_bytes("chunk_bytes").value_or(1));
+    n.channels = static_cast<int>(np.integer("channels", 1, core::kMaxChannels).value_or(1));
     n.tuner_latency = to_ps(np.quantity("tuner_latency", QuantityKind::kTime));
     n.tuner_head_bandwidth = {np.quantity("tuner_head_bandwidth", QuantityKind::kBandwidth).value_or(1)};
     if (n.payload_efficiency <= 0 || n.payload_efficiency > 1)
@@ -248,7 +260,7 @@ NicModel read_nic(const std::string& name, JsonObject& o) {
   m.network_ports = static_cast<int>(p.integer("network_ports").value_or(1));
   m.pcie_ports = static_cast<int>(p.integer("pcie_ports").value_or(1));
   m.message_latency = to_ps(p.quantity("message_latency", QuantityKind::kTime));
-  m.input_buffer = static_cast<Bytes>(p.quantity("input_buffer", QuantityKind::kBytes).value_or(0));
+  m.input_buffer = static_cast<Bytes>(p.positive_bytes("input_buffer").value_or(1));
   o.reject_unknown_keys();
   return m;
 }

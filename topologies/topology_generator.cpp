@@ -4,12 +4,17 @@
 
 #include <optional>
 
+#include "sim/core/limits.hpp"
+
 namespace fabsim::topo {
 
 using core::JsonObject;
 using nlohmann::json;
 
 namespace {
+
+/// NVLink switch chips or NICs in one node: far above any real node.
+constexpr std::int64_t kMaxSwitchesPerNode = 1024;
 
 struct NvlinkPart {
   std::string link_model;
@@ -48,8 +53,10 @@ struct NetworkPart {
   std::vector<int> oversubscription;  ///< per tier below the top: leaf, then aggregation
 };
 
-int positive(JsonObject& o, std::string_view key, bool required = true, int fallback = 0) {
-  return static_cast<int>(o.integer(key, required, 1).value_or(fallback));
+/// A count >= 1; `max` keeps every product of counts the generator forms in range.
+int positive(JsonObject& o, std::string_view key, bool required = true, int fallback = 0,
+             std::int64_t max = core::kMaxGpus) {
+  return static_cast<int>(o.integer(key, required, 1, max).value_or(fallback));
 }
 
 std::optional<NvlinkPart> read_nvlink(JsonObject& node) {
@@ -59,21 +66,26 @@ std::optional<NvlinkPart> read_nvlink(JsonObject& node) {
   NvlinkPart p;
   p.link_model = o.string("link_model").value_or("");
   if (o.has("mesh_links")) {
-    p.mesh_links = positive(o, "mesh_links");
+    p.mesh_links = positive(o, "mesh_links", true, 0, core::kMaxLinksPerBundle);
   } else {
     p.switch_model = o.string("switch_model").value_or("");
     if (o.has("switches")) {
       // "switches": n with one "links_per_switch" count for all of them
-      const int switches = positive(o, "switches");
-      const int links = positive(o, "links_per_switch", false, 1);
+      const int switches = positive(o, "switches", true, 0, kMaxSwitchesPerNode);
+      const int links = positive(o, "links_per_switch", false, 1, core::kMaxLinksPerBundle);
       p.links_per_switch.assign(static_cast<std::size_t>(switches), links);
     } else if (const json* per = o.child("links_per_switch", json::value_t::array)) {
       // "links_per_switch": [5, 4, 4, 5], one entry per switch chip
       for (std::size_t i = 0; i < per->size(); ++i) {
         const auto& v = (*per)[i];
-        if (!v.is_number_integer() || v.get<int>() < 1) {
-          o.diagnostics().error(fmt::format("{}/{}", o.path_of("links_per_switch"), i), "expected a whole number of links >= 1");
+        if (!core::integer_in_range(v, 1, core::kMaxLinksPerBundle)) {
+          o.diagnostics().error(fmt::format("{}/{}", o.path_of("links_per_switch"), i),
+                                fmt::format("expected a whole number of links from 1 to {}", core::kMaxLinksPerBundle));
           continue;
+        }
+        if (p.links_per_switch.size() >= static_cast<std::size_t>(kMaxSwitchesPerNode)) {
+          o.diagnostics().error(o.path_of("links_per_switch"), fmt::format("expected at most {} switch chips per node", kMaxSwitchesPerNode));
+          break;
         }
         p.links_per_switch.push_back(v.get<int>());
       }
@@ -107,7 +119,7 @@ NodeTemplate read_node(JsonObject& gen) {
   n.pcie = read_pcie(o);
   if (const json* nj = o.child("nics", json::value_t::object, false)) {
     JsonObject no(*nj, o.path_of("nics"), o.diagnostics());
-    n.nics = NicPart{no.string("model").value_or(""), positive(no, "per_node")};
+    n.nics = NicPart{no.string("model").value_or(""), positive(no, "per_node", true, 0, kMaxSwitchesPerNode)};
     no.reject_unknown_keys();
     if (!n.pcie) o.diagnostics().error(o.path_of("nics"), "NICs attach over PCIe: expected a \"pcie\" section in the node");
   }
@@ -120,7 +132,7 @@ std::optional<NetworkPart> read_network(JsonObject& gen) {
   if (!j) return std::nullopt;
   JsonObject o(*j, gen.path_of("network"), gen.diagnostics());
   NetworkPart n;
-  n.tiers = positive(o, "tiers");
+  n.tiers = positive(o, "tiers", true, 0, 3);
   n.switch_model = o.string("switch_model").value_or("");
   n.link_model = o.string("link_model").value_or("");
   n.rails = o.boolean("rails", false).value_or(true);
@@ -129,12 +141,11 @@ std::optional<NetworkPart> read_network(JsonObject& gen) {
   if (const json* os = o.child("oversubscription", json::value_t::array, false)) {
     for (std::size_t i = 0; i < os->size(); ++i) {
       const auto& v = (*os)[i];
-      if (!v.is_number_integer() || v.get<int>() < 1)
-        o.diagnostics().error(fmt::format("{}/{}", o.path_of("oversubscription"), i), "expected a whole ratio >= 1 (2 means 2:1)");
+      if (!core::integer_in_range(v, 1, 1024))
+        o.diagnostics().error(fmt::format("{}/{}", o.path_of("oversubscription"), i), "expected a whole ratio from 1 to 1024 (2 means 2:1)");
       else n.oversubscription.push_back(v.get<int>());
     }
   }
-  if (n.tiers < 1 || n.tiers > 3) o.diagnostics().error(o.path_of("tiers"), fmt::format("expected 1, 2 or 3 tiers, found {}", n.tiers));
   if (static_cast<int>(n.oversubscription.size()) > std::max(0, n.tiers - 1))
     o.diagnostics().error(o.path_of("oversubscription"),
                           fmt::format("expected at most {} ratios (one per tier below the top), found {}", n.tiers - 1, n.oversubscription.size()));
@@ -298,13 +309,35 @@ void build_network(TopologyBuilder& b, const NetworkPart& net, const std::vector
 }  // namespace
 
 void generate_topology(JsonObject& gen, TopologyBuilder& builder) {
-  const int nodes = static_cast<int>(gen.integer("nodes", false, 1).value_or(1));
+  const int nodes = static_cast<int>(gen.integer("nodes", false, 1, core::kMaxGpus).value_or(1));
   const NodeTemplate node = read_node(gen);
   const auto network = read_network(gen);
   gen.reject_unknown_keys();
   if (!builder.diagnostics().empty()) return;
   if (nodes > 1 && !network) {
     builder.diagnostics().error(gen.path_of("nodes"), fmt::format("{} nodes need a \"network\" to join them", nodes));
+    return;
+  }
+  // Sizes are checked before anything is built: a fabric too large to hold is
+  // refused at once, with its size, rather than after minutes of building.
+  const std::int64_t per_node_devices = std::int64_t{node.gpus} +
+                                        (node.nvlink ? static_cast<std::int64_t>(node.nvlink->links_per_switch.size()) : 0) +
+                                        (node.pcie ? node.gpus + 1 : 0) + (node.nics ? node.nics->per_node : 0);
+  const std::int64_t gpus = std::int64_t{nodes} * node.gpus;
+  const std::int64_t devices = std::int64_t{nodes} * per_node_devices;
+  std::int64_t nvlink_bundles = 0;
+  if (node.nvlink)
+    nvlink_bundles = node.nvlink->switch_model.empty() ? std::int64_t{node.gpus} * (node.gpus - 1) / 2
+                                                       : std::int64_t{node.gpus} * static_cast<std::int64_t>(node.nvlink->links_per_switch.size());
+  if (nvlink_bundles > core::kMaxLinks / std::max(1, nodes)) {
+    builder.diagnostics().error(gen.path_of("node"), fmt::format("{} nodes of {} NVLink bundles each exceed fabsim's {} links",
+                                                                 nodes, nvlink_bundles, core::kMaxLinks));
+    return;
+  }
+  if (gpus > core::kMaxGpus || devices > core::kMaxDevices) {
+    builder.diagnostics().error(gen.path_of("nodes"),
+                                fmt::format("{} nodes make {} GPUs and about {} devices: fabsim holds at most {} GPUs and {} devices",
+                                            nodes, gpus, devices, core::kMaxGpus, core::kMaxDevices));
     return;
   }
   std::vector<std::vector<int>> node_nics;

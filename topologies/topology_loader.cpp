@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
 #include "topologies/topology_builder.hpp"
 #include "topologies/topology_generator.hpp"
 #include "topologies/topology_spec.hpp"
@@ -29,6 +30,10 @@ void read_devices(JsonObject& root, TopologyBuilder& builder) {
   const json* devices = root.child("devices", json::value_t::array);
   if (!devices) return;
   Diagnostics& diag = root.diagnostics();
+  if (devices->size() > static_cast<std::size_t>(core::kMaxDevices)) {
+    diag.error("/devices", fmt::format("{} devices: fabsim holds at most {}", devices->size(), core::kMaxDevices));
+    return;
+  }
   for (std::size_t i = 0; i < devices->size(); ++i) {
     const std::string path = fmt::format("/devices/{}", i);
     JsonObject o((*devices)[i], path, diag);
@@ -60,6 +65,10 @@ void read_links(JsonObject& root, TopologyBuilder& builder) {
   const json* links = root.child("links", json::value_t::array);
   if (!links) return;
   Diagnostics& diag = root.diagnostics();
+  if (links->size() > static_cast<std::size_t>(core::kMaxLinks)) {
+    diag.error("/links", fmt::format("{} link bundles: fabsim holds at most {} links", links->size(), core::kMaxLinks));
+    return;
+  }
   for (std::size_t i = 0; i < links->size(); ++i) {
     const std::string path = fmt::format("/links/{}", i);
     JsonObject o((*links)[i], path, diag);
@@ -80,7 +89,7 @@ void read_links(JsonObject& root, TopologyBuilder& builder) {
       }
     }
     const auto model = o.string("model");
-    const int count = static_cast<int>(o.integer("count", false, 1).value_or(1));
+    const int count = static_cast<int>(o.integer("count", false, 1, core::kMaxLinksPerBundle).value_or(1));
     const auto bandwidth = o.quantity("bandwidth", QuantityKind::kBandwidth, false);
     const auto latency = o.quantity("latency", QuantityKind::kTime, false);
     o.reject_unknown_keys();
@@ -121,7 +130,11 @@ TopologySpec load_topology(const std::string& path, const std::string& catalogue
   spec.description = root.string("description", false).value_or("");
   const auto hardware = root.string("hardware", false);
   spec.hardware = hardware.value_or("");
-  spec.catalogue = load_hardware_catalogue(resolve_catalogue(path, hardware, catalogue_override), catalogue_patch);
+  const std::string catalogue_path = resolve_catalogue(path, hardware, catalogue_override);
+  if (hardware && catalogue_override.empty() && !std::filesystem::is_regular_file(catalogue_path))
+    throw core::ConfigError(path, "/hardware", fmt::format("the hardware catalogue '{}' is not a readable file (a relative path is relative to this file)",
+                                                           catalogue_path));
+  spec.catalogue = load_hardware_catalogue(catalogue_path, catalogue_patch);
   read_routing(root, spec);
   TopologyBuilder builder(spec, diag);
   if (root.has("generate")) {

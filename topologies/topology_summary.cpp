@@ -154,16 +154,33 @@ TopologySummary summarise(const TopologySpec& spec, FabricGraph& graph) {
   return s;
 }
 
+namespace {
+
+/// Text inside a DOT double-quoted string: quotes and backslashes escaped,
+/// control characters dropped, so that any device name gives valid DOT.
+std::string dot_escaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_dot(std::ostream& out, const TopologySpec& spec, const FabricGraph& graph) {
   auto vertex_writer = [&](std::ostream& o, const auto& v) {
     const auto& d = spec.devices[graph.graph()[v].device];
-    o << fmt::format("[label=\"{}\\n{}\", shape={}]", d.name, d.model, d.kind == DeviceKind::kGpu ? "box" : (d.kind == DeviceKind::kNic ? "hexagon" : "ellipse"));
+    o << fmt::format("[label=\"{}\\n{}\", shape={}]", dot_escaped(d.name), dot_escaped(d.model),
+                     d.kind == DeviceKind::kGpu ? "box" : (d.kind == DeviceKind::kNic ? "hexagon" : "ellipse"));
   };
   auto edge_writer = [&](std::ostream& o, const auto& e) {
     const auto& l = spec.links[graph.graph()[e].link];
-    o << fmt::format("[label=\"{} x {}\"]", l.count, l.model);
+    o << fmt::format("[label=\"{} x {}\"]", l.count, dot_escaped(l.model));
   };
-  auto graph_writer = [&](std::ostream& o) { o << fmt::format("label=\"{}\";\n", spec.name); };
+  auto graph_writer = [&](std::ostream& o) { o << fmt::format("label=\"{}\";\n", dot_escaped(spec.name)); };
   boost::write_graphviz(out, graph.graph(), vertex_writer, edge_writer, graph_writer);
 }
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/core/kernel.hpp"
 #include "traces/collectives/collective_planner.hpp"
 #include "traces/executor/plan_executor.hpp"
@@ -25,42 +26,68 @@ std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config) {
 
 void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& spec, const std::string& origin) {
   core::Diagnostics diag(origin);
+  // Name each setting where the user wrote it: a flag, or the scenario's key.
+  const bool flags = origin == "command line";
+  auto at = [flags](const char* key, const char* flag) { return flags ? std::string(flag) : std::string("/workload/") + key; };
   const int available = static_cast<int>(spec.gpus.size());
   if (config.gpus < 0 || config.gpus > available)
-    diag.error("/gpus", fmt::format("asked for {} GPUs but {} has {}", config.gpus, spec.file, available));
+    diag.error(at("gpus", "-g"), fmt::format("asked for {} GPUs but {} has {}", config.gpus, spec.file, available));
   if (config.min_bytes > config.max_bytes)
-    diag.error("/min_bytes", fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
+    diag.error(at("min_bytes", "-b"), fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
-    diag.error("/factor", fmt::format("expected a step factor > 1, found {}", config.factor));
+    diag.error(at("factor", "-f"), fmt::format("expected a step factor > 1, found {}", config.factor));
   if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
-    diag.error("/algo", fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
+    diag.error(at("algo", "--algo"), fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
-    diag.error("/algo", fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
+    diag.error(at("algo", "--algo"), fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvls && config.op != CollectiveOp::kAllReduce &&
       config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)
-    diag.error("/algo", fmt::format("NVLS runs all_reduce, all_gather and reduce_scatter, not {}", collective_name(config.op)));
+    diag.error(at("algo", "--algo"), fmt::format("NVLS runs all_reduce, all_gather and reduce_scatter, not {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kCollNetDirect && config.op != CollectiveOp::kAllReduce)
-    diag.error("/algo", fmt::format("CollNet is modelled for all_reduce only, not {}", collective_name(config.op)));
+    diag.error(at("algo", "--algo"), fmt::format("CollNet is modelled for all_reduce only, not {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kNvlsTree && config.op != CollectiveOp::kAllReduce)
-    diag.error("/algo", fmt::format("NVLSTree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
+    diag.error(at("algo", "--algo"), fmt::format("NVLSTree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kPat && config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)
-    diag.error("/algo", fmt::format("PAT runs all_gather and reduce_scatter, not {}", collective_name(config.op)));
+    diag.error(at("algo", "--algo"), fmt::format("PAT runs all_gather and reduce_scatter, not {}", collective_name(config.op)));
+  if (const auto algo = parse_algorithm(config.algorithm);
+      algo && config.protocol && *config.protocol != topo::Protocol::kSimple &&
+      (*algo == Algorithm::kNvls || *algo == Algorithm::kNvlsTree || *algo == Algorithm::kPat || *algo == Algorithm::kCollNetDirect))
+    diag.error(at("proto", "--proto"), fmt::format("{} runs the Simple protocol only, not {} (force Simple, or another algorithm)",
+                                     config.algorithm, topo::protocol_name(*config.protocol)));
+  if (config.min_bytes % config.element_size != 0 || config.max_bytes % config.element_size != 0)
+    diag.error(at("min_bytes", "-b"), fmt::format("sizes {} and {} must be multiples of the element size ({} B, float)", config.min_bytes,
+                                         config.max_bytes, config.element_size));
+  if (!std::isfinite(config.factor))
+    diag.error(at("factor", "-f"), fmt::format("expected a finite step factor > 1, found {}", config.factor));
+  else if (config.factor > 1.0 && config.min_bytes > 0 && config.min_bytes < config.max_bytes) {
+    const double rows = std::floor(std::log(static_cast<double>(config.max_bytes) / static_cast<double>(config.min_bytes)) /
+                                   std::log(config.factor)) + 1;
+    if (rows > static_cast<double>(core::kMaxSweepRows))
+      diag.error(at("factor", "-f"), fmt::format("{} to {} bytes by a factor of {} is about {:.0f} rows (at most {}: use a larger factor)",
+                                        config.min_bytes, config.max_bytes, config.factor, rows, core::kMaxSweepRows));
+  }
+  if (config.min_bytes == 0 && config.min_bytes != config.max_bytes)
+    diag.error(at("min_bytes", "-b"), "a sweep cannot start at 0 bytes (a factor never leaves 0): start at the element size or more");
   const int used = config.gpus == 0 ? available : config.gpus;
   if (config.root < 0 || (config.root >= used && used > 0))
-    diag.error("/root", fmt::format("root rank {} is outside the {} ranks", config.root, used));
+    diag.error(at("root", "--root"), fmt::format("root rank {} is outside the {} ranks", config.root, used));
   if (config.channels && (*config.channels < 1 || *config.channels > 64))
-    diag.error("/channels", fmt::format("expected 1..64 channels (NCCL's MAXCHANNELS), found {}", *config.channels));
+    diag.error(at("channels", "--channels"), fmt::format("expected 1..64 channels (NCCL's MAXCHANNELS), found {}", *config.channels));
   if (!spec.gpus.empty()) {
     const auto& model = spec.gpu_model(0);
     if ((parse_algorithm(config.algorithm) == Algorithm::kNvls || parse_algorithm(config.algorithm) == Algorithm::kNvlsTree) && !model.nvls)
-      diag.error("/algo", fmt::format("gpu model '{}' has no NVLS parameters (NVLS needs Hopper or later)", model.name));
+      diag.error(at("algo", "--algo"), fmt::format("gpu model '{}' has no NVLS parameters (NVLS needs Hopper or later)", model.name));
     if (config.protocol && !model.protocols.contains(*config.protocol))
-      diag.error("/proto", fmt::format("gpu model '{}' has no parameters for protocol {}", model.name,
+      diag.error(at("proto", "--proto"), fmt::format("gpu model '{}' has no parameters for protocol {}", model.name,
                                        topo::protocol_name(*config.protocol)));
     const int ranks = config.gpus == 0 ? available : config.gpus;
     for (int r = 1; r < ranks && r < available; ++r)
-      if (spec.devices[spec.gpus[r]].model != model.name)
-        diag.error(spec.devices[spec.gpus[r]].json_path, "mixed GPU models in one communicator are not supported");
+      if (spec.devices[spec.gpus[r]].model != model.name) {
+        diag.error(at("gpus", "-g"), fmt::format("{} mixes GPU models in the {} ranks ('{}' and '{}' at {}): one communicator of "
+                                                 "mixed models is not supported", spec.file, ranks, model.name,
+                                                 spec.devices[spec.gpus[r]].model, spec.devices[spec.gpus[r]].json_path));
+        break;
+      }
   }
   diag.throw_if_any();
 }

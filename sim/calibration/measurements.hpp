@@ -1,7 +1,7 @@
 #pragma once
 /// Measurements fabsim calibrates and validates against, read from the three
 /// forms users have: the plain text nccl-tests prints (all_reduce_perf and
-/// friends), the measurements JSON of ../shared/data/published-measurements.json,
+/// friends), the measurements JSON of configs/measurements/published-measurements.json,
 /// and the JSON the CUDA harness (calibration/, fabsim-measurements/1) writes.
 
 #include <optional>

@@ -17,6 +17,7 @@
 
 #include "sim/calibration/measurements.hpp"
 #include "sim/cli/child_run.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/hardware_catalogue.hpp"
 #include "topologies/topology_spec.hpp"
@@ -94,7 +95,7 @@ class Calibrator {
   /// Predictions for every sweep under `p` (one child simulation per sweep).
   std::vector<Predictions> predict(const Parameters& p) {
     const fs::path profile = work_ / fmt::format("profile-{}.json", runs_++);
-    std::ofstream(profile) << json{{"format", "fabsim-calibration/1"}, {"catalogue_patch", p.patch("trial")}}.dump() << '\n';
+    core::write_file_atomically(profile.string(), json{{"format", "fabsim-calibration/1"}, {"catalogue_patch", p.patch("trial")}}.dump() + "\n");
     std::vector<Predictions> out;
     for (const auto* s : sweeps_) {
       std::uint64_t lo = ~0ull, hi = 0;
@@ -103,7 +104,7 @@ class Calibrator {
                                     std::to_string(s->gpus), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
                                     "--algo", s->algorithm.empty() ? "auto" : s->algorithm, "--format", "json",
                                     "--calibration", profile.string()};
-      const json result = run_json_child(options_.self, args);
+      const json result = run_json_child(options_.self, args, {s->id, ""});
       Predictions rows;
       for (const auto& r : result["rows"]) rows[r["bytes"].get<std::uint64_t>()] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};
       out.push_back(std::move(rows));
@@ -207,6 +208,9 @@ class Calibrator {
 }  // namespace
 
 int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
+  std::vector<std::string> inputs = options.measurements;
+  inputs.push_back(options.topology);
+  core::check_output_path("-o", options.output, inputs);
   std::vector<calibration::Measurements> all;
   for (const auto& file : options.measurements) all.push_back(calibration::load_measurements(file));
 
@@ -334,7 +338,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
                         {"fitted", fitted},
                         {"residuals", residuals},
                         {"skipped", skipped}};
-  std::ofstream(options.output) << profile.dump(1) << '\n';
+  core::write_file_atomically(options.output, profile.dump(1) + "\n");
   for (const auto& f : fitted)
     fmt::print(out, "{:<40} {:>12} -> {:<12} {}\n", f["parameter"].get<std::string>(), f["before"].get<std::string>(),
                f["after"].get<std::string>(), f["fitted_from"].get<std::string>());

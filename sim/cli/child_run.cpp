@@ -1,6 +1,11 @@
 #include "sim/cli/child_run.hpp"
 
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
+#include <fstream>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -26,21 +31,45 @@ std::string quote(const std::string& s) {
 
 std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-nlohmann::json run_json_child(const std::string& executable, const std::vector<std::string>& args) {
+nlohmann::json run_json_child(const std::string& executable, const std::vector<std::string>& args, const ChildOrigin& origin) {
+  char err_name[] = "/tmp/fabsim-child-XXXXXX";
+  const int err_fd = ::mkstemp(err_name);
+  if (err_fd < 0) throw std::runtime_error("cannot create a temporary file for a child's messages");
+  ::close(err_fd);
   std::string command = quote(executable);
   for (const auto& a : args) {
     command.push_back(' ');
     command += quote(a);
   }
-  command += " 2>/dev/null";
+  command += " 2>" + quote(err_name);
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw core::SimulationError("cannot run " + command);
+  if (!pipe) {
+    ::unlink(err_name);
+    throw std::runtime_error("cannot start " + command);
+  }
   std::string out;
   std::array<char, 4096> buffer{};
   std::size_t n = 0;
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) out.append(buffer.data(), n);
   const int status = pclose(pipe.release());
-  if (status != 0) throw core::SimulationError("a simulation failed (run it alone to see why): " + command);
+  // The child's first error line says what went wrong; it is reported as a
+  // problem of the file and entry that asked for the run.
+  std::string message;
+  {
+    std::ifstream err(err_name);
+    for (std::string line; std::getline(err, line);)
+      if (line.rfind("error: ", 0) == 0) {
+        message = line.substr(7);
+        break;
+      }
+  }
+  ::unlink(err_name);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == core::kExitConfigError)
+    throw core::ConfigError(origin.file, origin.json_path, fmt::format("this run's input is refused: {}", message));
+  if (code == core::kExitSimulationError)
+    throw core::SimulationError(fmt::format("{}: {}: {}", origin.file, origin.json_path, message));
+  if (code != 0) throw std::runtime_error(fmt::format("a child simulation ended with status {} ({}): {}", code, message, command));
   return nlohmann::json::parse(out);
 }
 

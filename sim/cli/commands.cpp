@@ -14,6 +14,7 @@
 #include "sim/cli/sweep_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/core/text.hpp"
 #include "topologies/topology_spec.hpp"
 #include "topologies/topology_summary.hpp"
@@ -30,14 +31,14 @@ struct NcclTestFlags {
                                     channels = "auto", format = "table", segment_size = "512K",
                                     model = "segment", calibration;
   double factor = 2.0;
-  int gpus = 0;
+  int gpus = -1;  ///< -1: not given (all GPUs)
   int root = 0;
   bool links = false;
 };
 
 core::Bytes size_flag(const std::string& flag, const std::string& value, core::Diagnostics& diag) {
   const auto v = core::parse_size_flag(value);
-  if (!v) diag.error(flag, fmt::format("'{}' is not a size (expected bytes with an optional K, M or G suffix)", value));
+  if (!v) diag.error(flag, fmt::format("'{}' is not a size (expected bytes with an optional K, M, G or T suffix, at most 16 TiB)", value));
   return v.value_or(0);
 }
 
@@ -55,7 +56,9 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.test.min_bytes = size_flag("-b", f.min_bytes, diag);
   r.test.max_bytes = size_flag("-e", f.max_bytes, diag);
   r.test.factor = f.factor;
-  r.test.gpus = f.gpus;
+  if (f.gpus == -1) r.test.gpus = 0;
+  else if (f.gpus < 1 || f.gpus > core::kMaxGpus) diag.error("-g", fmt::format("expected 1 to {} GPUs, found {}", core::kMaxGpus, f.gpus));
+  else r.test.gpus = f.gpus;
   r.test.root = f.root;
   r.test.algorithm = core::lower_case(f.algo);
   if (f.proto != "auto" && f.proto != "AUTO") {
@@ -161,8 +164,8 @@ void register_describe(CLI::App& app, CommandSet& commands) {
       auto print = [&](const std::string& kind, const std::string& name, const std::string& description,
                        const std::vector<topo::ParamSource>& sources) {
         if (!model->empty() && *model != name) return false;
-        fmt::print("{} {}: {}\n", kind, name, description);
-        for (const auto& s : sources) fmt::print("  {:<32} {:<12} {}\n", s.name, s.value, s.source);
+        fmt::print(std::cout, "{} {}: {}\n", kind, name, description);
+        for (const auto& s : sources) fmt::print(std::cout, "  {:<32} {:<12} {}\n", s.name, s.value, s.source);
         return true;
       };
       bool found = false;

@@ -4,12 +4,49 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
+#include <sstream>
+#include <systemc>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
 
 namespace {
+
+using fabsim::core::kExitConfigError;
+using fabsim::core::kExitInternalError;
+using fabsim::core::kExitSimulationError;
+
+int internal_error(const std::string& what) {
+  std::cerr << "error: internal error (a bug in fabsim, please report it with the command line): " << what << "\n";
+  return kExitInternalError;
+}
+
+/// Runs the parsed command. Every exception ends here: an input problem is
+/// exit 2, a simulation that cannot finish exit 3, anything else a bug (4).
+int run_command(fabsim::cli::CommandSet& commands) {
+  using namespace fabsim;
+  try {
+    return commands.run();
+  } catch (const core::ConfigError& e) {
+    for (const auto& d : e.items()) std::cerr << d.to_string() << "\n";
+    return kExitConfigError;
+  } catch (const core::SimulationError& e) {
+    std::cerr << "error: simulation cannot complete: " << e.what() << "\n";
+    return kExitSimulationError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory: the run needs more memory than this machine has (try --model flow, fewer GPUs or "
+                 "larger segments)\n";
+    return kExitSimulationError;
+  } catch (const sc_core::sc_report& e) {
+    return internal_error(fmt::format("SystemC: {}", e.what()));
+  } catch (const std::exception& e) {
+    return internal_error(e.what());
+  } catch (...) {
+    return internal_error("an exception of unknown type");
+  }
+}
 
 int run_cli(int argc, char** argv) {
   using namespace fabsim;
@@ -25,24 +62,37 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "error: command line: " << e.what() << "\n";
-    return core::kExitConfigError;
+    return kExitConfigError;
   }
-  try {
-    return commands.run();
-  } catch (const core::ConfigError& e) {
-    for (const auto& d : e.items()) std::cerr << d.to_string() << "\n";
-    return core::kExitConfigError;
-  } catch (const core::SimulationError& e) {
-    std::cerr << "error: simulation cannot complete: " << e.what() << "\n";
-    return core::kExitSimulationError;
+  // Standard output is held until the command has finished, so that a failure
+  // leaves nothing on it (no half table before the error).
+  std::ostringstream held;
+  std::streambuf* const terminal = std::cout.rdbuf(held.rdbuf());
+  const int code = run_command(commands);
+  std::cout.rdbuf(terminal);
+  if (code != 0 && code != core::kExitCheckFailed) return code;
+  std::cout << held.str();
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "error: standard output: cannot write the result (disk full or pipe closed?)\n";
+    return kExitConfigError;
   }
+  return code;
 }
 
 }  // namespace
 
 // SystemC's library calls sc_main; main() runs first so the kernel banner can
 // be silenced before the kernel exists.
-int sc_main(int argc, char** argv) { return run_cli(argc, argv); }
+int sc_main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    return internal_error(e.what());
+  } catch (...) {
+    return internal_error("an exception of unknown type");
+  }
+}
 
 int main(int argc, char** argv) {
   fabsim::core::prepare_process_environment();

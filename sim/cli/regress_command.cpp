@@ -9,6 +9,8 @@
 
 #include "sim/cli/child_run.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/core/output_file.hpp"
 
 namespace fabsim::cli {
 
@@ -41,12 +43,25 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
     for (std::size_t i = 0; i < scenarios->size(); ++i) {
       core::JsonObject s((*scenarios)[i], fmt::format("/scenarios/{}", i), diag);
       s.string("scenario");
-      s.child("rows", json::value_t::array, false);
+      if (const json* rows = s.child("rows", json::value_t::array, false)) {
+        for (std::size_t k = 0; k < rows->size(); ++k) {
+          core::JsonObject r((*rows)[k], fmt::format("{}/{}", s.path_of("rows"), k), diag);
+          r.integer("bytes", true, 0, core::kMaxBytes);
+          for (const char* key : {"time_us", "busbw_GBps"})
+            if (const auto v = r.number(key); v && *v < 0) diag.error(r.path_of(key), fmt::format("expected a figure >= 0, found {}", *v));
+          r.string("algorithm");
+          r.string("protocol");
+          r.reject_unknown_keys();
+        }
+      }
       Tolerance t;
       if (const json* tol = s.child("tolerance", json::value_t::object, false)) {
         core::JsonObject to(*tol, s.path_of("tolerance"), diag);
         t.time = to.number("time_us", false).value_or(t.time);
         t.busbw = to.number("busbw_GBps", false).value_or(t.busbw);
+        for (const auto& [key, value] : {std::pair{"time_us", t.time}, std::pair{"busbw_GBps", t.busbw}})
+          if (value < 0 || value > 10)
+            diag.error(to.path_of(key), fmt::format("expected a relative tolerance from 0 to 10 (0.005 = 0.5%), found {}", value));
         to.reject_unknown_keys();
       }
       s.reject_unknown_keys();
@@ -54,6 +69,7 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
     }
   }
   diag.throw_if_any();
+  if (options.update) core::check_output_path("--update", options.baseline);
 
   int moved = 0, checked = 0;
   fmt::print(out, "{:<40} {:>12} {:>12} {:>12} {:>8} {:>10} {:>10} {:>8}  {}\n", "scenario", "bytes", "base us", "now us",
@@ -61,7 +77,11 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     json& entry = doc["scenarios"][i];
     const std::string scenario = entry["scenario"].get<std::string>();
-    const json now = run_json_child(options.self, {"run", resolve(options.baseline, scenario), "--format", "json"});
+    const std::string scenario_file = resolve(options.baseline, scenario);
+    if (!std::filesystem::is_regular_file(scenario_file))
+      throw core::ConfigError(options.baseline, fmt::format("/scenarios/{}/scenario", i),
+                              fmt::format("'{}' is not a readable file (a relative path is relative to the baseline)", scenario_file));
+    const json now = run_json_child(options.self, {"run", scenario_file, "--format", "json"}, {options.baseline, fmt::format("/scenarios/{}", i)});
     if (options.update) {
       entry["rows"] = json::array();
       for (const auto& r : now["rows"])
@@ -104,7 +124,7 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
     }
   }
   if (options.update) {
-    std::ofstream(options.baseline) << doc.dump(1) << '\n';
+    core::write_file_atomically(options.baseline, doc.dump(1) + "\n");
     fmt::print(out, "wrote {}\n", options.baseline);
     return 0;
   }

@@ -11,8 +11,11 @@
 #include <set>
 
 #include "sim/cli/simulation_request.hpp"
+#include "sim/cli/work_estimate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/core/text.hpp"
 #include "sim/report/replay_report.hpp"
 #include "topologies/fabric.hpp"
@@ -31,57 +34,46 @@ struct ReplayFlags {
 };
 
 constexpr const char* kOrigin = "command line";
+/// A straggler computes at most this many times slower (or 1/this faster).
+constexpr double kMaxStraggler = 1e6;
+/// A start delay of at most 1e6 s, like every other duration.
+constexpr double kMaxStartDelayUs = static_cast<double>(core::kMaxDurationNs) / 1e3;
 
 /// "0-7", "0,2,4,6", "0-3,8-11": GPU indexes in order.
 std::vector<int> parse_placement(const std::string& text, const std::string& flag) {
   std::vector<int> gpus;
   std::size_t pos = 0;
   auto fail = [&] {
-    throw core::ConfigError(kOrigin, flag, fmt::format("'{}' is not a GPU placement (expected GPU indexes and ranges: 0-7 or 0,2,4,6 or 0-3,8-11)", text));
+    throw core::ConfigError(kOrigin, flag, fmt::format("'{}' is not a GPU placement (expected GPU indexes and ranges from 0 to {}: "
+                                                       "0-7 or 0,2,4,6 or 0-3,8-11)", text, core::kMaxGpus - 1));
   };
   while (pos <= text.size()) {
     const auto comma = text.find(',', pos);
     const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     const auto dash = part.find('-');
-    try {
-      std::size_t used = 0;
-      const int first = std::stoi(part.substr(0, dash), &used);
-      if (used != (dash == std::string::npos ? part.size() : dash) || first < 0) fail();
-      int last = first;
-      if (dash != std::string::npos) {
-        last = std::stoi(part.substr(dash + 1), &used);
-        if (used != part.size() - dash - 1 || last < first) fail();
-      }
-      for (int g = first; g <= last; ++g) gpus.push_back(g);
-    } catch (const std::logic_error&) {
-      fail();
-    }
+    const auto first = core::parse_integer<int>(std::string_view(part).substr(0, dash));
+    const auto last = dash == std::string::npos ? first : core::parse_integer<int>(std::string_view(part).substr(dash + 1));
+    if (!first || !last || *first < 0 || *last < *first || *last >= core::kMaxGpus) fail();
+    for (int g = *first; g <= *last; ++g) gpus.push_back(g);
+    if (gpus.size() > static_cast<std::size_t>(core::kMaxGpus)) fail();
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   return gpus;
 }
 
-/// "[JOB:]RANK=VALUE" -> (job, rank, value).
+/// "[JOB:]RANK=VALUE" -> (job, rank, value); the value must be finite.
 std::tuple<int, int, double> parse_rank_setting(const std::string& text, const std::string& flag, const char* what) {
-  auto fail = [&] {
-    throw core::ConfigError(kOrigin, flag, fmt::format("'{}' is not [JOB:]RANK={} (e.g. 3=1.5, or 1:3=1.5 for job 1)", text, what));
-  };
   const auto eq = text.find('=');
-  if (eq == std::string::npos) fail();
-  const std::string who = text.substr(0, eq);
+  const std::string_view who = std::string_view(text).substr(0, eq == std::string::npos ? 0 : eq);
   const auto colon = who.find(':');
-  try {
-    const int job = colon == std::string::npos ? 0 : std::stoi(who.substr(0, colon));
-    const int rank = std::stoi(colon == std::string::npos ? who : who.substr(colon + 1));
-    std::size_t used = 0;
-    const double value = std::stod(text.substr(eq + 1), &used);
-    if (used != text.size() - eq - 1 || job < 0 || rank < 0) fail();
-    return {job, rank, value};
-  } catch (const std::logic_error&) {
-    fail();
-  }
-  return {};
+  const auto job = colon == std::string::npos ? std::optional<int>(0) : core::parse_integer<int>(who.substr(0, colon));
+  const auto rank = core::parse_integer<int>(colon == std::string::npos ? who : who.substr(colon + 1));
+  const auto value = eq == std::string::npos ? std::nullopt : core::parse_finite(std::string_view(text).substr(eq + 1));
+  if (!job || !rank || !value || *job < 0 || *rank < 0)
+    throw core::ConfigError(kOrigin, flag, fmt::format("'{}' is not [JOB:]RANK={} with a finite number (e.g. 3=1.5, or 1:3=1.5 for job 1)",
+                                                       text, what));
+  return {*job, *rank, *value};
 }
 
 struct LoadedJobs {
@@ -139,12 +131,14 @@ LoadedJobs load_jobs(const ReplayFlags& f, int gpu_count) {
     }
   };
   apply(f.stragglers, "--straggler", "FACTOR", [&](traces::ReplayJob& j, int rank, double value, const std::string& s) {
-    if (!(value > 0)) throw core::ConfigError(kOrigin, "--straggler", fmt::format("'{}': the slowdown factor must be > 0", s));
+    if (!(value > 0 && value <= kMaxStraggler))
+      throw core::ConfigError(kOrigin, "--straggler", fmt::format("'{}': the compute factor must be > 0 and at most {}", s, kMaxStraggler));
     j.compute_scale.resize(static_cast<std::size_t>(j.trace->world_size), 1.0);
     j.compute_scale[static_cast<std::size_t>(rank)] = value;
   });
   apply(f.delays, "--start-delay", "MICROSECONDS", [&](traces::ReplayJob& j, int rank, double value, const std::string& s) {
-    if (!(value >= 0)) throw core::ConfigError(kOrigin, "--start-delay", fmt::format("'{}': the delay must be >= 0 us", s));
+    if (!(value >= 0 && value <= kMaxStartDelayUs))
+      throw core::ConfigError(kOrigin, "--start-delay", fmt::format("'{}': the delay must be from 0 to {:.0e} us", s, kMaxStartDelayUs));
     j.start_delay.resize(static_cast<std::size_t>(j.trace->world_size), 0);
     j.start_delay[static_cast<std::size_t>(rank)] = static_cast<core::TimePs>(value * 1e6);
   });
@@ -179,9 +173,20 @@ int run_replay(const ReplayFlags& f) {
   const auto segment = core::parse_size_flag(f.segment_size);
   if (!segment || *segment == 0) throw core::ConfigError(kOrigin, "--segment-size", fmt::format("'{}' is not a segment size > 0", f.segment_size));
   const auto options = options_from(f);
+  if (!f.timeline.empty()) {
+    std::vector<std::string> inputs = f.traces;
+    for (const auto& j : f.jobs) inputs.push_back(j.substr(0, j.rfind('@')));
+    inputs.insert(inputs.end(), {f.topology, f.hardware, f.calibration});
+    core::check_output_path("--timeline", f.timeline, inputs);
+  }
   core::configure_kernel();
   const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
+  if (f.model == "segment") {
+    std::vector<const traces::Trace*> traces;
+    for (const auto& t : loaded.traces) traces.push_back(t.get());
+    check_replay_segment_work(traces, spec, *segment, kOrigin);
+  }
   std::unique_ptr<topo::FabricBackend> fabric;
   if (f.model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);
   else fabric = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{*segment});
@@ -194,11 +199,7 @@ int run_replay(const ReplayFlags& f) {
   } else {
     report::write_replay_table(std::cout, run, loaded.jobs, result);
   }
-  if (!f.timeline.empty()) {
-    std::ofstream out(f.timeline);
-    if (!out) throw core::ConfigError(kOrigin, "--timeline", fmt::format("cannot write '{}'", f.timeline));
-    out << report::replay_timeline(spec, loaded.jobs, result).dump() << '\n';
-  }
+  if (!f.timeline.empty()) core::write_file_atomically(f.timeline, report::replay_timeline(spec, loaded.jobs, result).dump() + "\n");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   fmt::print(std::cerr, "fabsim: replayed {} op instances, {} launches, {} simulated, {} kernel events, {:.3f} s wall\n",
              result.records.size(), result.collectives, core::format_time(result.makespan), run.kernel_events, wall);
@@ -206,6 +207,7 @@ int run_replay(const ReplayFlags& f) {
 }
 
 int run_import(const std::string& from, const std::vector<std::string>& files, const std::string& output) {
+  core::check_output_path("-o", output, files);
   traces::TraceBuilder builder = [&] {
     try {
       if (from == "nccl-log") return traces::import_nccl_log(files);
@@ -219,9 +221,7 @@ int run_import(const std::string& from, const std::vector<std::string>& files, c
     throw core::ConfigError(kOrigin, "--from", fmt::format("unknown format '{}' (expected nccl-log, kineto or chakra)", from));
   }();
   const nlohmann::ordered_json doc = builder.build();
-  std::ofstream out(output);
-  if (!out) throw core::ConfigError(kOrigin, "-o", fmt::format("cannot write '{}'", output));
-  out << doc.dump(1) << '\n';
+  core::write_file_atomically(output, doc.dump(1) + "\n");
   std::size_t ops = 0;
   for (const auto& p : doc["programs"]) ops += p["ops"].size() * p["ranks"].size();
   fmt::print(std::cerr, "fabsim: {} -> {}: {} ranks, {} communicators, {} programs, {} ops; {} warning(s)\n", from, output,
@@ -230,8 +230,11 @@ int run_import(const std::string& from, const std::vector<std::string>& files, c
   try {
     traces::parse_trace(nlohmann::json::parse(doc.dump()), output);
   } catch (const core::ConfigError& e) {
-    fmt::print(std::cerr, "warning: {} does not replay as it is:\n", output);
-    for (std::size_t i = 0; i < e.items().size() && i < 5; ++i) fmt::print(std::cerr, "  {}\n", e.items()[i].to_string());
+    // The file is written for inspection, but the import has failed: a trace
+    // that does not pass `trace check` must not look like a success.
+    for (std::size_t i = 0; i < e.items().size() && i < 5; ++i) fmt::print(std::cerr, "note: {}\n", e.items()[i].to_string().substr(7));
+    throw core::ConfigError(kOrigin, "-o", fmt::format("{} was written but does not pass `fabsim trace check` (see above): "
+                                                       "fix the input, or edit the trace", output));
   }
   return 0;
 }
@@ -245,7 +248,7 @@ int run_check(const std::string& path) {
     ops += p.ops.size();
     instances += per_rank * p.ranks.size();
   }
-  fmt::print("trace {} ({}): {} ranks, {} communicators, {} programs, {} ops, {} op instances over {} iteration(s); "
+  fmt::print(std::cout, "trace {} ({}): {} ranks, {} communicators, {} programs, {} ops, {} op instances over {} iteration(s); "
              "collectives agree and every send has its receive\n",
              t.name.empty() ? path : t.name, path, t.world_size, t.communicators.size(), t.programs.size(), ops,
              instances * static_cast<std::size_t>(t.iterations), t.iterations);

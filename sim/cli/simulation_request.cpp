@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <ostream>
 
+#include "sim/cli/work_estimate.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/kernel.hpp"
+#include "sim/core/limits.hpp"
 #include "topologies/flow_fabric.hpp"
 #include "traces/collectives/tuner.hpp"
 
@@ -20,6 +22,7 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
   const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch,
                                                       calibration_patch(request.calibration_path));
   traces::validate_nccl_test(request.test, spec, request.origin);
+  check_segment_work(request, spec);
   std::unique_ptr<topo::FabricBackend> backend;
   if (request.flow_level) {
     backend = std::make_unique<topo::FlowFabric>(spec);
@@ -88,10 +91,19 @@ SimulationRequest load_scenario(const std::string& path) {
   root.expect_format("fabsim-scenario/1");
   root.string("name", false);
   root.string("description", false);
-  if (const auto topology = root.string("topology")) request.topology_path = relative_to(path, *topology);
-  if (const auto hardware = root.string("hardware", false)) request.catalogue_path = relative_to(path, *hardware);
+  // A referenced file that is missing is this file's error, at its key.
+  auto referenced = [&](const char* key, bool required) -> std::string {
+    const auto name = root.string(key, required);
+    if (!name) return "";
+    const std::string resolved = relative_to(path, *name);
+    if (!std::filesystem::is_regular_file(resolved))
+      diag.error(root.path_of(key), fmt::format("'{}' is not a readable file (a relative path is relative to this file)", resolved));
+    return resolved;
+  };
+  request.topology_path = referenced("topology", true);
+  request.catalogue_path = referenced("hardware", false);
   if (const json* patch = root.child("topology_patch", json::value_t::object, false)) request.topology_patch = *patch;
-  if (const auto profile = root.string("calibration", false)) request.calibration_path = relative_to(path, *profile);
+  request.calibration_path = referenced("calibration", false);
 
   if (const json* w = root.child("workload", json::value_t::object)) {
     JsonObject o(*w, "/workload", diag);
@@ -107,8 +119,8 @@ SimulationRequest load_scenario(const std::string& path) {
     if (const auto b = o.quantity("min_bytes", QuantityKind::kBytes)) request.test.min_bytes = static_cast<core::Bytes>(*b);
     if (const auto e = o.quantity("max_bytes", QuantityKind::kBytes)) request.test.max_bytes = static_cast<core::Bytes>(*e);
     request.test.factor = o.number("factor", false).value_or(2.0);
-    request.test.gpus = static_cast<int>(o.integer("gpus", false, 1).value_or(0));
-    request.test.root = static_cast<int>(o.integer("root", false, 0).value_or(0));
+    request.test.gpus = static_cast<int>(o.integer("gpus", false, 1, core::kMaxGpus).value_or(0));
+    request.test.root = static_cast<int>(o.integer("root", false, 0, core::kMaxGpus).value_or(0));
     if (const auto algo = o.string("algo", false)) request.test.algorithm = *algo;
     if (const auto proto = o.string("proto", false); proto && *proto != "auto") {
       if (auto p = traces::parse_protocol(*proto)) {
@@ -121,7 +133,7 @@ SimulationRequest load_scenario(const std::string& path) {
     if (channels != nullptr && channels->is_string()) {
       if (o.string("channels") != "auto") diag.error("/workload/channels", "expected an integer or \"auto\"");
     } else if (channels != nullptr) {
-      request.test.channels = static_cast<int>(o.integer("channels", true, 1).value_or(1));
+      request.test.channels = static_cast<int>(o.integer("channels", true, 1, core::kMaxChannels).value_or(1));
     }
     o.reject_unknown_keys();
   }

@@ -18,6 +18,7 @@
 #include "sim/cli/mpi_world.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/output_file.hpp"
 
 extern char** environ;
 
@@ -86,6 +87,26 @@ std::string first_error(const fs::path& errors) {
 
 }  // namespace
 
+namespace {
+
+/// Points of one sweep, and processes at a time: far above any real use.
+constexpr std::size_t kMaxPoints = 100'000;
+constexpr int kMaxJobs = 256;
+
+/// "/workload/gpus": a valid, non-empty JSON pointer (the whole scenario
+/// cannot be an axis).
+bool is_json_pointer_to_member(const std::string& path) {
+  if (path.empty() || path[0] != '/') return false;
+  try {
+    (void)json::json_pointer(path);
+  } catch (const json::exception&) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int run_sweep(const SweepOptions& options, std::ostream& out) {
   const json doc = core::read_json_file(options.sweep);
   core::Diagnostics diag(options.sweep);
@@ -102,16 +123,36 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
       if (const json* values = a.child("values", json::value_t::array)) axis.values.assign(values->begin(), values->end());
       a.reject_unknown_keys();
       if (axis.values.empty()) diag.error(a.path_of("values"), "expected at least one value");
-      if (!axis.path.empty() && axis.path[0] != '/')
-        diag.error(a.path_of("path"), fmt::format("'{}' is not a JSON pointer (expected e.g. \"/workload/gpus\")", axis.path));
+      if (a.has("path") && !is_json_pointer_to_member(axis.path))
+        diag.error(a.path_of("path"), fmt::format("'{}' is not a JSON pointer to a member (expected e.g. \"/workload/gpus\")", axis.path));
+      for (std::size_t e = 0; e < axes.size(); ++e)
+        if (!axis.path.empty() && axes[e].path == axis.path)
+          diag.error(a.path_of("path"), fmt::format("'{}' is already the path of axis {} (each setting may be swept once)", axis.path, e));
       axes.push_back(std::move(axis));
     }
   }
   root.reject_unknown_keys();
+  std::size_t total = 1;
+  for (const auto& a : axes) total = std::min(total * std::max<std::size_t>(1, a.values.size()), kMaxPoints + 1);
+  if (total > kMaxPoints) diag.error("/axes", fmt::format("the axes make more than {} points (split the sweep)", kMaxPoints));
   diag.throw_if_any();
+  if (options.jobs < 1 || options.jobs > kMaxJobs)
+    throw core::ConfigError("command line", "-j", fmt::format("expected 1 to {} processes at a time, found {}", kMaxJobs, options.jobs));
+  if (!options.out_dir.empty()) {
+    std::error_code ec;
+    if (fs::exists(options.out_dir, ec) && !fs::is_directory(options.out_dir, ec))
+      throw core::ConfigError("command line", "-o", fmt::format("'{}' exists and is not a directory (expected a directory for "
+                                                                "sweep.csv, sweep.json and the points)", options.out_dir));
+    fs::create_directories(options.out_dir, ec);
+    if (ec) throw core::ConfigError("command line", "-o", fmt::format("cannot create the directory '{}': {}", options.out_dir, ec.message()));
+    core::check_output_path("-o", (fs::path(options.out_dir) / "sweep.csv").string(), {options.sweep});
+  }
 
   // The base scenario, with its relative paths made absolute so points can live anywhere.
   const std::string base_file = absolute_from(options.sweep, *base_path);
+  if (!fs::is_regular_file(base_file))
+    throw core::ConfigError(options.sweep, "/base", fmt::format("the base scenario '{}' is not a readable file (a relative path is "
+                                                                "relative to the sweep file)", base_file));
   json base = core::read_json_file(base_file);
   for (const char* key : {"topology", "hardware", "calibration"})
     if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());
@@ -127,10 +168,12 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
 
   const fs::path work = options.out_dir.empty() ? fs::temp_directory_path() / fmt::format("fabsim-sweep-{}", ::getpid())
                                                 : fs::path(options.out_dir);
-  fs::create_directories(work / "points");
+  {
+    std::error_code ec;
+    fs::create_directories(work / "points", ec);
+    if (ec) throw core::ConfigError("command line", "-o", fmt::format("cannot create '{}': {}", (work / "points").string(), ec.message()));
+  }
   std::vector<Point> points;
-  std::size_t total = 1;
-  for (const auto& a : axes) total *= a.values.size();
   for (std::size_t k = 0; k < total; ++k) {
     Point p;
     json scenario = base;
@@ -146,7 +189,7 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     p.scenario = work / "points" / fmt::format("point-{:04}.json", k);
     p.output = work / "points" / fmt::format("point-{:04}.out.json", k);
     p.errors = work / "points" / fmt::format("point-{:04}.err.txt", k);
-    std::ofstream(p.scenario) << scenario.dump(1) << '\n';
+    core::write_file_atomically(p.scenario.string(), scenario.dump(1) + "\n");
     points.push_back(std::move(p));
   }
 
@@ -242,8 +285,8 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     out << csv.str();
     fs::remove_all(work);
   } else {
-    std::ofstream(work / "sweep.csv") << csv.str();
-    std::ofstream(work / "sweep.json") << report.dump(1) << '\n';
+    core::write_file_atomically((work / "sweep.csv").string(), csv.str());
+    core::write_file_atomically((work / "sweep.json").string(), report.dump(1) + "\n");
     fmt::print(std::cerr, "sweep: {} points ({} failed); wrote {} and {}\n", points.size(), failed,
                (work / "sweep.csv").string(), (work / "sweep.json").string());
   }

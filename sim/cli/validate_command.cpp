@@ -1,6 +1,8 @@
 #include "sim/cli/validate_command.hpp"
 
 #include "sim/cli/child_run.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/cli/simulation_request.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -52,6 +54,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int run_validate(const ValidateOptions& options, std::ostream& out) {
+  if (!options.calibration.empty()) (void)calibration_patch(options.calibration);  // a bad profile is its own error
   const json doc = core::read_json_file(options.measurements);
   if (!doc.contains("collective_datasets") || !doc["collective_datasets"].is_array())
     throw core::ConfigError(options.measurements, "/collective_datasets", "expected an array of data sets");
@@ -76,6 +79,9 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       why = "no per-size rows with a byte count and a time (a summary figure)";
     } else if (!ds["gpus"].is_number_integer() || !ds["collective"].is_string()) {
       why = "no GPU count or collective";
+    } else if (!core::integer_in_range(ds["gpus"], 1, core::kMaxGpus)) {
+      throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}/gpus", i),
+                              fmt::format("expected 1 to {} GPUs, found {}", core::kMaxGpus, ds["gpus"].dump()));
     } else {
       topology = topology_for(ds, options.topology_dir, why);
     }
@@ -93,7 +99,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
                                   std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
                                   "--algo", algorithm, "--format", "json"};
     if (!options.calibration.empty()) args.insert(args.end(), {"--calibration", options.calibration});
-    const json predicted = run_json_child(options.self, args);
+    const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", i)});
     std::map<std::uint64_t, const json*> by_bytes;
     for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = &row;
 

@@ -1,6 +1,6 @@
 #pragma once
 /// `fabsim validate`: runs every data set of a measurements file (the format
-/// of ../shared/data/published-measurements.json) on the matching stock
+/// of configs/measurements/published-measurements.json) on the matching stock
 /// topology and reports measured against predicted figures and the error.
 
 #include <iosfwd>

@@ -1,7 +1,7 @@
 #pragma once
 /// Error types. Configuration problems are user errors (exit code 2); a
 /// simulation that cannot complete is a SimulationError (exit code 3);
-/// anything else escaping is a bug.
+/// anything else escaping is a bug (exit code 4).
 
 #include <stdexcept>
 #include <string>
@@ -52,8 +52,12 @@ class SimulationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Exit codes shared by every command.
+/// Exit codes shared by every command: 0 success; 1 a check that ran and
+/// failed (regress, validate bounds, failed sweep points), its report on
+/// stdout; 2 an input problem; 3 a simulation that cannot complete; 4 a bug.
+inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitConfigError = 2;
 inline constexpr int kExitSimulationError = 3;
+inline constexpr int kExitInternalError = 4;
 
 }  // namespace fabsim::core

@@ -2,33 +2,168 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <vector>
 
 namespace fabsim::core {
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+namespace {
+
+/// Escapes a key for a JSON pointer (RFC 6901): '~' -> "~0", '/' -> "~1".
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string child_path(const std::string& parent, std::string_view key) {
+  std::string out = parent;
+  out.push_back('/');
+  out.append(pointer_token(key));
+  return out;
+}
+
+/// A SAX pass over the text before the DOM is built: nlohmann keeps the last
+/// of two equal keys and reports number overflow without a location, so this
+/// pass finds both and names their JSON path.
+class StrictJsonCheck : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::optional<std::string> problem_path;
+  std::string problem;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+
+  bool start_object(std::size_t) override {
+    if (!open_container()) return false;
+    frames_.push_back(Frame{true, {}, {}, 0});
+    return true;
+  }
+  bool key(string_t& k) override {
+    auto& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      problem_path = child_path(path(), k);
+      problem = fmt::format("duplicate key '{}' (each key may appear once in an object)", k);
+      return false;
+    }
+    f.current_key = k;
+    return true;
+  }
+  bool end_object() override {
+    frames_.pop_back();
+    return value();
+  }
+  bool start_array(std::size_t) override {
+    if (!open_container()) return false;
+    frames_.push_back(Frame{false, {}, {}, 0});
+    return true;
+  }
+  bool end_array() override {
+    frames_.pop_back();
+    return value();
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
+    error_byte = byte;
+    // 406 is nlohmann's "number overflow" (e.g. 1e999): it is a value error at a path.
+    if (e.id == 406) {
+      problem_path = frames_.empty() ? std::string()
+                     : frames_.back().is_object ? child_path(path(), frames_.back().current_key)
+                                                : child_path(path(), std::to_string(frames_.back().index));
+      problem = "a number too large for a double (expected a finite number)";
+    }
+    return false;
+  }
+
+  std::size_t error_byte = 0;
+
+ private:
+  struct Frame {
+    bool is_object;
+    std::set<std::string> keys;
+    std::string current_key;
+    std::size_t index;
+  };
+  static constexpr std::size_t kMaxDepth = 256;
+
+  bool open_container() {
+    if (frames_.size() < kMaxDepth) return true;
+    problem_path = path();
+    problem = fmt::format("nesting deeper than {} levels (expected a flatter document)", kMaxDepth);
+    return false;
+  }
+  bool value() {
+    if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
+    return true;
+  }
+  std::string path() const {
+    std::string p;
+    for (std::size_t i = 1; i < frames_.size(); ++i) {
+      const auto& parent = frames_[i - 1];
+      p = child_path(p, parent.is_object ? parent.current_key : std::to_string(parent.index));
+    }
+    return p;
+  }
+
+  std::vector<Frame> frames_;
+};
+
+std::string line_and_column(const std::string& text, std::size_t byte) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
+  StrictJsonCheck check;
+  if (!nlohmann::json::sax_parse(text, &check)) {
+    if (check.problem_path)
+      throw ConfigError(origin, check.problem_path->empty() ? "/" : *check.problem_path, check.problem);
+    throw ConfigError(origin, "", fmt::format("invalid JSON at {}: expected a JSON document", line_and_column(text, check.error_byte)));
+  }
+  return nlohmann::json::parse(text);
+}
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a directory (expected a file)");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open the file (does it exist and is it readable?)");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  try {
-    return nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based offset; give line and column, which editors show.
-    const std::string text = buffer.str();
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    throw ConfigError(path, "", fmt::format("invalid JSON at line {}, column {}: expected a JSON document", line, column));
-  }
+  if (in.bad()) throw ConfigError(path, "", "cannot read the file");
+  return buffer.str();
 }
+
+std::optional<std::int64_t> integer_in_range(const nlohmann::json& j, std::int64_t min, std::int64_t max) {
+  if (!j.is_number_integer()) return std::nullopt;
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) return std::nullopt;
+  const auto v = j.get<std::int64_t>();
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 namespace {
 std::string type_name(const nlohmann::json& j) {
@@ -79,16 +214,21 @@ std::optional<double> JsonObject::number(std::string_view key, bool required) {
   return j->get<double>();
 }
 
-std::optional<std::int64_t> JsonObject::integer(std::string_view key, bool required, std::int64_t min) {
+std::optional<std::int64_t> JsonObject::integer(std::string_view key, bool required, std::int64_t min, std::int64_t max) {
   const auto* j = fetch(key, required, "an integer");
   if (!j) return std::nullopt;
   if (!j->is_number_integer()) {
     diagnostics_.error(path_of(key), fmt::format("expected an integer, found {}", type_name(*j)));
     return std::nullopt;
   }
+  // Unsigned values above int64's range would wrap: compare before narrowing.
+  if (j->is_number_unsigned() && j->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+    diagnostics_.error(path_of(key), fmt::format("{} is out of range (expected an integer from {} to {})", j->get<std::uint64_t>(), min, max));
+    return std::nullopt;
+  }
   const auto v = j->get<std::int64_t>();
-  if (v < min) {
-    diagnostics_.error(path_of(key), fmt::format("expected an integer >= {}, found {}", min, v));
+  if (v < min || v > max) {
+    diagnostics_.error(path_of(key), fmt::format("{} is out of range (expected an integer from {} to {})", v, min, max));
     return std::nullopt;
   }
   return v;

@@ -4,6 +4,7 @@
 /// silently ignored.
 
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,7 +17,19 @@ namespace fabsim::core {
 
 /// Reads and parses a JSON file; a missing file or a syntax error becomes a
 /// ConfigError naming the file (and the byte offset of the syntax error).
+/// Duplicate keys and numbers too large for a double are errors at their JSON
+/// path; nesting is limited to 256 levels.
 nlohmann::json read_json_file(const std::string& path);
+
+/// Parses JSON text with the same checks; `origin` names it in errors.
+nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
+
+/// Reads a whole file; a directory, a missing or unreadable file is a ConfigError.
+std::string read_text_file(const std::string& path);
+
+/// The integer `j` holds when it is one from min to max (no wrap-around of
+/// large unsigned values), else nullopt.
+std::optional<std::int64_t> integer_in_range(const nlohmann::json& j, std::int64_t min, std::int64_t max);
 
 /// A view of one JSON object at a known path. Accessors return nullopt (after
 /// recording a diagnostic when the key is required or malformed).
@@ -33,7 +46,9 @@ class JsonObject {
 
   std::optional<std::string> string(std::string_view key, bool required = true);
   std::optional<double> number(std::string_view key, bool required = true);
-  std::optional<std::int64_t> integer(std::string_view key, bool required = true, std::int64_t min = 0);
+  /// An integer in [min, max]; anything else (a fraction, a value out of range) is an error.
+  std::optional<std::int64_t> integer(std::string_view key, bool required = true, std::int64_t min = 0,
+                                      std::int64_t max = std::numeric_limits<std::int64_t>::max());
   std::optional<bool> boolean(std::string_view key, bool required = true);
   /// A string with a unit of the given kind, e.g. "25 GB/s".
   std::optional<double> quantity(std::string_view key, QuantityKind kind, bool required = true);

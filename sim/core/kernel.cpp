@@ -1,7 +1,12 @@
 #include "sim/core/kernel.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <iostream>
+
+#include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
 
 namespace fabsim::core {
 
@@ -22,6 +27,10 @@ void configure_kernel() {
 
 std::uint64_t run_to_completion() {
   sc_core::sc_start();
+  if (now_ps() >= kMaxSimulatedPs)
+    throw SimulationError(fmt::format("the simulated time reached fabsim's limit of {} (11.6 days): a size, a duration or a "
+                                      "bandwidth in the inputs is out of proportion",
+                                      format_time(kMaxSimulatedPs)));
   return sc_core::sc_delta_count();
 }
 

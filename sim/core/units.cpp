@@ -6,12 +6,19 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "sim/core/limits.hpp"
+
 namespace fabsim::core {
+
+TimePs saturating_ps(double ps) {
+  if (!(ps < static_cast<double>(kMaxSimulatedPs))) return kMaxSimulatedPs;  // also NaN
+  return ps <= 0 ? 0 : static_cast<TimePs>(ps);
+}
 
 TimePs Bandwidth::transfer_time(Bytes bytes) const {
   if (bytes == 0) return 0;
   const double ps = static_cast<double>(bytes) / bytes_per_second * static_cast<double>(kPsPerSecond);
-  return static_cast<TimePs>(std::ceil(ps - 1e-6));
+  return saturating_ps(std::ceil(ps - 1e-6));
 }
 
 namespace {
@@ -85,6 +92,10 @@ std::optional<double> parse_quantity(std::string_view text, QuantityKind kind, s
   const std::string_view unit = trim(s.substr(split));
   double value = 0.0;
   const auto [end, ec] = std::from_chars(number_text.data(), number_text.data() + number_text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    why = fmt::format("'{}': the number is out of range (expected e.g. {})", text, example);
+    return std::nullopt;
+  }
   if (number_text.empty() || ec != std::errc{} || end != number_text.data() + number_text.size()) {
     why = fmt::format("'{}' is not a number with a unit (expected e.g. {})", text, example);
     return std::nullopt;
@@ -107,7 +118,32 @@ std::optional<double> parse_quantity(std::string_view text, QuantityKind kind, s
     why = fmt::format("'{}' is negative (expected a value >= 0)", text);
     return std::nullopt;
   }
-  return value * *factor;
+  const double result = value * *factor;
+  switch (kind) {
+    case QuantityKind::kBytes:
+      if (result != std::floor(result)) {
+        why = fmt::format("'{}' is not a whole number of bytes", text);
+        return std::nullopt;
+      }
+      if (result > static_cast<double>(kMaxBytes)) {
+        why = fmt::format("'{}' is too large (expected at most {} bytes, 16 TiB)", text, kMaxBytes);
+        return std::nullopt;
+      }
+      break;
+    case QuantityKind::kTime:
+      if (result > static_cast<double>(kMaxDurationNs) * 1e3) {
+        why = fmt::format("'{}' is too long (expected at most 1e6 s)", text);
+        return std::nullopt;
+      }
+      break;
+    case QuantityKind::kBandwidth:
+      if (result != 0.0 && (result < kMinBandwidth || result > kMaxBandwidth)) {
+        why = fmt::format("'{}' is out of range (expected 0, or 1 B/s to 1 PB/s)", text);
+        return std::nullopt;
+      }
+      break;
+  }
+  return result;
 }
 
 std::optional<Bytes> parse_size_flag(std::string_view text) {
@@ -125,6 +161,7 @@ std::optional<Bytes> parse_size_flag(std::string_view text) {
   Bytes value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  if (value > static_cast<Bytes>(kMaxBytes) / multiplier) return std::nullopt;
   return value * multiplier;
 }
 

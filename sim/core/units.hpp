@@ -20,6 +20,11 @@ inline constexpr TimePs kPsPerNs = 1'000;
 inline constexpr TimePs kPsPerUs = 1'000'000;
 inline constexpr TimePs kPsPerSecond = 1'000'000'000'000;
 
+/// Converts a computed time in picoseconds to TimePs, saturating at
+/// kMaxSimulatedPs (core/limits.hpp) so that no conversion overflows; a run
+/// that reaches that time is stopped by run_to_completion with an error.
+TimePs saturating_ps(double ps);
+
 /// Converts picoseconds to microseconds (for reports).
 inline double to_us(TimePs t) { return static_cast<double>(t) / 1e6; }
 
@@ -39,11 +44,13 @@ enum class QuantityKind { kBytes, kTime, kBandwidth };
 
 /// Parses "450 GB/s", "400 Gb/s", "25 GiB/s" (bandwidth), "150 ns", "1.5 us"
 /// (time), "64 MiB", "8 B", "1 KB" (bytes). Returns std::nullopt and fills
-/// `why` when the text is not a quantity of the requested kind.
+/// `why` when the text is not a quantity of the requested kind or is out of
+/// range (core/limits.hpp): bytes must be whole and at most 16 TiB, times at
+/// most 1e6 s, bandwidths 0 or 1 B/s to 1 PB/s.
 std::optional<double> parse_quantity(std::string_view text, QuantityKind kind, std::string& why);
 
 /// Parses a byte count the way nccl-tests' -b/-e flags do: a bare integer or
-/// one with a K, M or G suffix (powers of 1024).
+/// one with a K, M, G or T suffix (powers of 1024); nullopt above 16 TiB.
 std::optional<Bytes> parse_size_flag(std::string_view text);
 
 /// Human-readable strings with units, for reports and error messages.

@@ -14,7 +14,7 @@ using nlohmann::json;
 namespace {
 
 json published() {
-  std::ifstream in(source_path("../shared/data/published-measurements.json"));
+  std::ifstream in(source_path("configs/measurements/published-measurements.json"));
   REQUIRE(in.good());
   return json::parse(in);
 }
@@ -156,7 +156,7 @@ TEST_CASE("flow level agrees with segment level within 5% on the stock scenarios
 
 TEST_CASE("H100 ring all-reduce, all-gather and reduce-scatter: median error at >= 1 MiB within 5% for each", "[accuracy]") {
   // The issue's figure. The all-gather sweep fixed ring_gather_scatter_efficiency; the reduce-scatter sweep is held out.
-  const auto r = run_fabsim("validate --measurements " + source_path("../shared/data/published-measurements.json") + " --json");
+  const auto r = run_fabsim("validate --measurements " + source_path("configs/measurements/published-measurements.json") + " --json");
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   std::map<std::string, std::vector<double>> errors;  // by collective

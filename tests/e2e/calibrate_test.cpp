@@ -76,7 +76,7 @@ TEST_CASE("calibrate recovers known efficiency and latencies from noisy syntheti
 }
 
 TEST_CASE("round trip on the published H100 sweeps: measurements -> profile -> predictions no worse than before", "[calibration][slow]") {
-  std::ifstream in(source_path("../shared/data/published-measurements.json"));
+  std::ifstream in(source_path("configs/measurements/published-measurements.json"));
   REQUIRE(in.good());
   const json all = json::parse(in);
   json subset = {{"collective_datasets", json::array()}};

@@ -185,7 +185,7 @@ TEST_CASE("Stock TP+PP trace: pipeline messages cross the network, tensor-parall
 TEST_CASE("An imported NCCL log replays, and fabsim trace check accepts it", "[replay]") {
   const auto out = testing::write_temp("from-log.json", "");
   const auto imported = testing::run_fabsim("trace import --from nccl-log " +
-                                            testing::source_path("../shared/examples/traces/real/nccl_debug_info_4rank.log") + " -o " + out);
+                                            testing::source_path("tests/data/traces/real/nccl_debug_info_4rank.log") + " -o " + out);
   REQUIRE(imported.exit_code == 0);
   const auto check = testing::run_fabsim("trace check " + out);
   CHECK(check.exit_code == 0);

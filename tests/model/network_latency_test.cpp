@@ -1,7 +1,7 @@
 // The network models against perftest: ib_write_lat, 8 bytes, host memory to
 // host memory over 400 Gb/s RoCE, is 1.8-1.9 us within a rack (one switch)
 // and 3.15-3.25 us across racks (leaf, spine, leaf), per
-// roce_400g_ib_perftest_oci_gb200 in ../shared/data/published-measurements.json.
+// roce_400g_ib_perftest_oci_gb200 in configs/measurements/published-measurements.json.
 
 #include <catch2/catch.hpp>
 

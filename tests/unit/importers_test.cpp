@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string real(const std::string& name) { return testing::source_path("../shared/examples/traces/real/" + name); }
+std::string real(const std::string& name) { return testing::source_path("tests/data/traces/real/" + name); }
 
 /// The built trace as plain JSON, and the ops of the program running `rank`.
 json built(traces::TraceBuilder& b) { return json::parse(b.build().dump()); }

@@ -11,7 +11,7 @@ using namespace fabsim;
 
 TEST_CASE("nccl-tests text: header, devices and every out-of-place row", "[calibration][parser]") {
   // The shared fixture is synthetic: its numbers only exercise the parser.
-  const auto m = calibration::load_measurements(testing::source_path("../shared/examples/traces/real/nccl_tests_format_sample_synthetic.txt"));
+  const auto m = calibration::load_measurements(testing::source_path("tests/data/traces/real/nccl_tests_format_sample_synthetic.txt"));
   REQUIRE(m.sweeps.size() == 1);
   const auto& s = m.sweeps[0];
   CHECK(s.op == traces::CollectiveOp::kAllReduce);
@@ -45,7 +45,7 @@ TEST_CASE("nccl-tests text: a malformed row is named by its line", "[calibration
 }
 
 TEST_CASE("published measurements: per-size data sets kept, summaries skipped with a reason, P2P rows read", "[calibration][parser]") {
-  const auto m = calibration::load_measurements(testing::source_path("../shared/data/published-measurements.json"));
+  const auto m = calibration::load_measurements(testing::source_path("configs/measurements/published-measurements.json"));
   CHECK(m.sweeps.size() >= 13);
   CHECK(!m.skipped.empty());
   bool found = false;

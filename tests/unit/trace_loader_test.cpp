@@ -40,8 +40,8 @@ std::string one_op_trace(const std::string& op, int world = 2, const std::string
 
 }  // namespace
 
-TEST_CASE("The shared native examples load with the op counts their README gives", "[trace]") {
-  const std::string dir = testing::source_path("../shared/examples/traces/native/");
+TEST_CASE("The native example traces load with the op counts their README gives", "[trace]") {
+  const std::string dir = testing::source_path("tests/data/traces/native/");
   const auto dp = traces::load_trace(dir + "dp8_ddp_bucketed_allreduce.json");
   CHECK(dp.world_size == 8);
   CHECK(dp.iterations == 3);

@@ -1,6 +1,6 @@
 #pragma once
-/// NCCL's own tuner constants (src/graph/tuning.cc, v2.30.7, as transcribed in
-/// ../shared/docs/nccl-model.md section 4): per-architecture bandwidth caps,
+/// NCCL's own tuner constants (src/graph/tuning.cc, v2.30.7:
+/// per-architecture bandwidth caps,
 /// base and per-hop latencies, and the Tree correction factors. They are
 /// NCCL's code, not hardware figures: fabsim uses them only to choose an
 /// algorithm and protocol the way NCCL would, never as a result.

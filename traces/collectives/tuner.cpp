@@ -93,18 +93,22 @@ TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
       best_time = time;
     }
   };
-  const bool nvls_possible = request.nvls_available && gpu.nvls && all_reduce && request.ranks > 1;
+  // A forced LL or LL128 (NCCL_PROTO) leaves the Simple-only algorithms with
+  // no protocol: NCCL does not consider them, so neither does fabsim.
+  const bool simple_allowed = !request.protocol || *request.protocol == topo::Protocol::kSimple;
+  const bool nvls_possible = simple_allowed && request.nvls_available && gpu.nvls && all_reduce && request.ranks > 1;
   if (nvls_possible && !across_nodes) consider({Algorithm::kNvls, topo::Protocol::kSimple, nvls_channels}, nccl_nvls_model_time_us(gpu, request));
   if (across_nodes && all_reduce) {
     const TunerChoice tree = choose_tree(gpu, request);
     consider(tree, nccl_tree_model_time_us(gpu, request, tree.protocol));
     // NVLSTree needs NVLS in every node and at least 2 NVLS channels.
-    if (request.nvls_in_every_node && gpu.nvls && nvls_channels >= 2)
+    if (simple_allowed && request.nvls_in_every_node && gpu.nvls && nvls_channels >= 2)
       consider({Algorithm::kNvlsTree, topo::Protocol::kSimple, nvls_channels}, nccl_nvls_tree_model_time_us(gpu, request));
   }
   // PAT: all-gather and reduce-scatter at one rank per node.
   const bool gather_or_scatter = request.op == CollectiveOp::kAllGather || request.op == CollectiveOp::kReduceScatter;
-  if (across_nodes && gather_or_scatter && request.nodes == request.ranks && gpu.protocols.contains(topo::Protocol::kSimple)) {
+  if (simple_allowed && across_nodes && gather_or_scatter && request.nodes == request.ranks &&
+      gpu.protocols.contains(topo::Protocol::kSimple)) {
     TunerRequest simple = request;
     simple.protocol = topo::Protocol::kSimple;
     consider({Algorithm::kPat, topo::Protocol::kSimple, choose_ring(gpu, simple).channels}, nccl_pat_model_time_us(gpu, request));

@@ -49,7 +49,7 @@ core::TimePs channel_drift(const CollectivePlan& plan, const topo::ChannelDrift&
   const int channels = std::max(1, plan.channels);
   const double units = *std::max_element(sent.begin(), sent.end()) / channels / static_cast<double>(drift.unit);
   const double ps = units * static_cast<double>(drift.mean) + std::sqrt(units) * static_cast<double>(drift.sd) * expected_normal_maximum(channels);
-  return static_cast<core::TimePs>(std::llround(ps));
+  return core::saturating_ps(std::round(ps));
 }
 
 }  // namespace fabsim::traces

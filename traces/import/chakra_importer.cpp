@@ -8,12 +8,16 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/core/text.hpp"
 #include "traces/import/importers.hpp"
 
 namespace fabsim::traces {
@@ -51,8 +55,12 @@ std::vector<json> read_objects(const std::string& file) {
       }
     }
     try {
-      objects.push_back(json::parse(text.substr(pos, i + 1 - pos)));
-    } catch (const json::exception&) {
+      objects.push_back(core::parse_json_text(text.substr(pos, i + 1 - pos), file));
+    } catch (const core::ConfigError& e) {
+      // A duplicate key or an overflowing number has a path inside the object; anything else is a syntax error.
+      const auto& d = e.items().front();
+      if (!d.json_path.empty())
+        throw core::ConfigError(file, fmt::format("object {}{}", objects.size(), d.json_path), d.message);
       throw core::ConfigError(file, "", fmt::format("object {} (at byte {}) is not valid JSON: expected chakra_jsonizer output "
                                                     "(protobuf JSON objects one after another)", objects.size(), pos));
     }
@@ -74,9 +82,25 @@ std::map<std::string, json> attributes(const json& node) {
   return out;
 }
 
+/// An attribute as a 64-bit integer; a value out of range is an input error
+/// (the message names the value: attributes carry no JSON path of their own).
 std::int64_t as_int(const json& v) {
-  if (v.is_string()) return std::stoll(v.get<std::string>());
-  if (v.is_number()) return v.get<std::int64_t>();
+  auto refuse = [&]() -> std::int64_t {
+    throw core::ConfigError("chakra input", "", fmt::format("the attribute value {} is not a 64-bit integer", v.dump()));
+  };
+  if (v.is_string()) {
+    const auto parsed = core::parse_integer<std::int64_t>(v.get<std::string>());
+    return parsed ? *parsed : refuse();
+  }
+  if (v.is_number_integer()) {
+    const auto in_range = core::integer_in_range(v, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+    return in_range ? *in_range : refuse();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return refuse();
+    return static_cast<std::int64_t>(d);
+  }
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
   return 0;
 }
@@ -105,9 +129,18 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
       try {
         for (const auto& pg : json::parse(values.substr(begin, end + 2 - begin))) {
           const std::string name = pg.value("pg_name", "");
-          pg_ranks[name] = pg.contains("ranks") ? pg["ranks"].get<std::vector<int>>() : std::vector<int>{};
+          std::vector<int> ranks;
+          if (pg.contains("ranks"))
+            for (const auto& v : pg["ranks"]) {
+              const auto r = core::integer_in_range(v, 0, core::kMaxGpus - 1);
+              if (!r) throw core::ConfigError(files[f], "", fmt::format("process group '{}' names the rank {}: expected 0 to {}", name, v.dump(), core::kMaxGpus - 1));
+              ranks.push_back(static_cast<int>(*r));
+            }
+          pg_ranks[name] = ranks;
           pg_desc[name] = pg.value("pg_desc", "");
-          b.world_size = std::max(b.world_size, pg.value("pg_size", 0));
+          const auto size = pg.contains("pg_size") ? core::integer_in_range(pg["pg_size"], 1, core::kMaxGpus) : std::optional<std::int64_t>(1);
+          if (!size) throw core::ConfigError(files[f], "", fmt::format("process group '{}' has the size {}: expected 1 to {}", name, pg["pg_size"].dump(), core::kMaxGpus));
+          b.world_size = std::max(b.world_size, static_cast<int>(*size));
         }
       } catch (const json::exception&) {
         b.warnings.add("process_group:init node without a readable group list");

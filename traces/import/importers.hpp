@@ -1,6 +1,6 @@
 #pragma once
 /// Importers from the trace formats users have to fabsim's native format
-/// (see ../shared/docs/trace-formats.md for the formats). Each reads one
+/// (the README describes each format). Each reads one
 /// file per rank (or a merged NCCL log), keeps what it cannot map as counted
 /// warnings, and throws core::ConfigError for a file it cannot read at all
 /// (naming the file and the line or JSON path).

@@ -14,6 +14,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
 #include "traces/import/importers.hpp"
 
 namespace fabsim::traces {
@@ -39,7 +40,14 @@ std::vector<int> parse_rank_string(const std::string& text) {
   if (text.find("...") != std::string::npos) return {};
   try {
     const auto j = json::parse(text);
-    if (j.is_array()) return j.get<std::vector<int>>();
+    std::vector<int> ranks;
+    if (!j.is_array()) return {};
+    for (const auto& v : j) {
+      const auto r = core::integer_in_range(v, 0, core::kMaxGpus - 1);
+      if (!r) return {};
+      ranks.push_back(static_cast<int>(*r));
+    }
+    return ranks;
   } catch (const json::exception&) {
   }
   return {};
@@ -86,8 +94,8 @@ TraceBuilder import_kineto(const std::vector<std::string>& files) {
     diag.throw_if_any();
     (void)events;
     core::JsonObject di(*info, "/distributedInfo", diag);
-    const auto rank = di.integer("rank");
-    const auto world = di.integer("world_size", true, 1);
+    const auto rank = di.integer("rank", true, 0, core::kMaxGpus - 1);
+    const auto world = di.integer("world_size", true, 1, core::kMaxGpus);
     diag.throw_if_any();
     b.world_size = std::max(b.world_size, static_cast<int>(*world));
     rank_of_doc.push_back(static_cast<int>(*rank));

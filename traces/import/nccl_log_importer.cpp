@@ -14,6 +14,7 @@
 #include <set>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
 #include "traces/import/importers.hpp"
 
 namespace fabsim::traces {
@@ -76,14 +77,21 @@ TraceBuilder import_nccl_log(const std::vector<std::string>& files) {
       ++nccl_lines;
       const std::string process = m[1].str() + ":" + m[2].str();
       const std::string message = m[6].str();
+      // Log numbers are checked, not trusted: one out of range is this line's error.
+      auto number = [&](const std::ssub_match& field_text, auto type_tag) {
+        using T = decltype(type_tag);
+        const auto v = core::parse_integer<T>(field_text.str());
+        if (!v) throw core::ConfigError(file, fmt::format("line {}", line_no), fmt::format("the number '{}' is out of range", field_text.str()));
+        return *v;
+      };
       std::smatch c;
       if (std::regex_search(message, c, init)) {
         CommLine l;
         l.process = process;
         l.pointer = c[2];
-        l.rank = std::stoi(c[3]);
-        l.nranks = std::stoi(c[4]);
-        l.device = std::stoi(c[5]);
+        l.rank = number(c[3], int{});
+        l.nranks = number(c[4], int{});
+        l.device = number(c[5], int{});
         const std::string key = process + "/" + l.pointer;
         const std::string comm_id = field(message, "commId");
         if (c[1] == "ncclCommSplit") {
@@ -109,11 +117,11 @@ TraceBuilder import_nccl_log(const std::vector<std::string>& files) {
         l.process = process;
         l.op = c[1];
         l.op_count = c[2];
-        l.count = std::stoull(c[5]);
-        l.datatype = std::stoi(c[6]);
-        l.root = std::stoi(c[8]);
+        l.count = number(c[5], std::uint64_t{});
+        l.datatype = number(c[6], int{});
+        l.root = number(c[8], int{});
         l.pointer = c[9];
-        l.nranks = c[10].matched ? std::stoi(c[10]) : 0;
+        l.nranks = c[10].matched ? number(c[10], int{}) : 0;
         l.stream = c[11];
         l.line = line_no;
         l.file = file;
@@ -125,7 +133,7 @@ TraceBuilder import_nccl_log(const std::vector<std::string>& files) {
         static const char* kProtos[] = {"LL", "LL128", "SIMPLE"};
         auto name = [](const std::string& v, const auto& table) {
           const bool number = !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit);
-          const auto i = number ? std::stoul(v) : std::size(table);
+          const auto i = number ? core::parse_integer<std::size_t>(v).value_or(std::size(table)) : std::size(table);
           return i < std::size(table) ? std::string(table[i]) : v;
         };
         if (const auto it = last_coll_of_process.find(process); it != last_coll_of_process.end())

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
 
 namespace fabsim::traces {
 
@@ -69,8 +70,35 @@ void read_communicators(const json& list, Trace& trace, core::Diagnostics& diag)
   }
 }
 
+/// Refuses a trace whose unrolled work or own timeline could not finish:
+/// op instances over all ranks, and each program's compute and delays.
+void check_trace_size(const Trace& trace) {
+  double instances = 0;
+  for (std::size_t p = 0; p < trace.programs.size(); ++p) {
+    const auto& program = trace.programs[p];
+    double per_rank = 0, own_time_ps = 0;
+    for (const auto& op : program.ops) {
+      per_rank += op.repeat;
+      own_time_ps += static_cast<double>(op.repeat) * (static_cast<double>(op.delay) + static_cast<double>(op.duration));
+    }
+    instances += per_rank * trace.iterations * static_cast<double>(program.ranks.size());
+    if (own_time_ps * trace.iterations >= static_cast<double>(core::kMaxSimulatedPs))
+      throw core::ConfigError(trace.file, program.json_path,
+                              fmt::format("its compute and delays alone last {:.3g} s over {} iteration(s): more than fabsim's "
+                                          "limit of 1e6 s of simulated time",
+                                          own_time_ps * trace.iterations / 1e12, trace.iterations));
+  }
+  if (instances > static_cast<double>(core::kMaxOpInstances))
+    throw core::ConfigError(trace.file, "/iterations",
+                            fmt::format("the trace unrolls to {:.3g} op instances over all ranks (ops x repeat x iterations): "
+                                        "at most {} can be replayed",
+                                        instances, core::kMaxOpInstances));
+}
+
+bool is_byte_count(const json& v) { return core::integer_in_range(v, 0, core::kMaxBytes).has_value(); }
+
 core::TimePs read_ns(JsonObject& o, std::string_view key, bool required) {
-  return static_cast<core::TimePs>(o.integer(key, required, 0).value_or(0)) * core::kPsPerNs;
+  return static_cast<core::TimePs>(o.integer(key, required, 0, core::kMaxDurationNs).value_or(0)) * core::kPsPerNs;
 }
 
 std::vector<PeerTransfer> read_parts(const json* list, const std::string& path, core::Diagnostics& diag) {
@@ -79,8 +107,8 @@ std::vector<PeerTransfer> read_parts(const json* list, const std::string& path, 
   for (std::size_t i = 0; i < list->size(); ++i) {
     JsonObject p((*list)[i], fmt::format("{}/{}", path, i), diag);
     PeerTransfer t;
-    t.peer = static_cast<int>(p.integer("peer").value_or(0));
-    t.bytes = static_cast<core::Bytes>(p.integer("bytes").value_or(0));
+    t.peer = static_cast<int>(p.integer("peer", true, 0, core::kMaxGpus).value_or(0));
+    t.bytes = static_cast<core::Bytes>(p.integer("bytes", true, 0, core::kMaxBytes).value_or(0));
     p.reject_unknown_keys();
     parts.push_back(t);
   }
@@ -106,7 +134,7 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
   o.child("measured", json::value_t::object, false);
   o.child("source", json::value_t::object, false);
   op.delay = read_ns(o, "delay_ns", false);
-  op.repeat = static_cast<int>(o.integer("repeat", false, 1).value_or(1));
+  op.repeat = static_cast<int>(o.integer("repeat", false, 1, core::kMaxRepeats).value_or(1));
   if (const json* deps = o.child("deps", json::value_t::array, false)) {
     for (std::size_t k = 0; k < deps->size(); ++k) {
       const auto& d = (*deps)[k];
@@ -144,11 +172,17 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
   // `count` (elements of this rank's input) with `dtype` may stand for `bytes`.
   auto read_bytes = [&](const char* key) -> core::Bytes {
     if (o.has("count") && !o.has(key)) {
-      const auto count = o.integer("count");
+      const auto count = o.integer("count", true, 0, core::kMaxBytes);
       if (op.dtype.empty()) diag.error(path + "/count", "a count needs a dtype to give its size in bytes");
-      return static_cast<core::Bytes>(count.value_or(0)) * dtype_size(op.dtype).value_or(0);
+      const auto bytes = static_cast<core::Bytes>(count.value_or(0)) * dtype_size(op.dtype).value_or(0);
+      if (bytes > static_cast<core::Bytes>(core::kMaxBytes)) {
+        diag.error(path + "/count", fmt::format("{} elements of {} are {} bytes (at most {}, 16 TiB)", count.value_or(0), op.dtype,
+                                                bytes, core::kMaxBytes));
+        return 0;
+      }
+      return bytes;
     }
-    return static_cast<core::Bytes>(o.integer(key).value_or(0));
+    return static_cast<core::Bytes>(o.integer(key, true, 0, core::kMaxBytes).value_or(0));
   };
   switch (op.type) {
     case TraceOpType::kCompute:
@@ -162,15 +196,15 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
             continue;
           }
           for (const auto& v : row) {
-            if (!v.is_number_unsigned()) diag.error(fmt::format("{}/matrix_bytes/{}", path, r), "expected byte counts >= 0");
-            op.matrix.push_back(v.is_number_unsigned() ? v.get<core::Bytes>() : 0);
+            if (!is_byte_count(v)) diag.error(fmt::format("{}/matrix_bytes/{}", path, r), "expected byte counts from 0 to 2^44 (16 TiB)");
+            op.matrix.push_back(is_byte_count(v) ? v.get<core::Bytes>() : 0);
           }
         }
       } else if (const json* row = o.child("send_bytes", json::value_t::array, false)) {
         op.matrix_row = true;
         for (const auto& v : *row) {
-          if (!v.is_number_unsigned()) diag.error(path + "/send_bytes", "expected byte counts >= 0");
-          op.matrix.push_back(v.is_number_unsigned() ? v.get<core::Bytes>() : 0);
+          if (!is_byte_count(v)) diag.error(path + "/send_bytes", "expected byte counts from 0 to 2^44 (16 TiB)");
+          op.matrix.push_back(is_byte_count(v) ? v.get<core::Bytes>() : 0);
         }
       } else {
         diag.error(path, "an alltoallv needs 'matrix_bytes' (G x G) or 'send_bytes' (this rank's row)");
@@ -178,7 +212,7 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
       break;
     case TraceOpType::kSend:
     case TraceOpType::kRecv: {
-      PeerTransfer t{static_cast<int>(o.integer("peer").value_or(0)), read_bytes("bytes")};
+      PeerTransfer t{static_cast<int>(o.integer("peer", true, 0, core::kMaxGpus).value_or(0)), read_bytes("bytes")};
       op.bytes = t.bytes;
       o.integer("tag", false, std::numeric_limits<std::int64_t>::min());
       (op.type == TraceOpType::kSend ? op.sends : op.recvs).push_back(t);
@@ -194,7 +228,7 @@ TraceOp read_op(const json& j, const std::string& path, Program& program, const 
       op.bytes = read_bytes("bytes");
       if (op.type == TraceOpType::kBroadcast || op.type == TraceOpType::kReduce || op.type == TraceOpType::kGather ||
           op.type == TraceOpType::kScatter)
-        op.root = static_cast<int>(o.integer("root", op.type == TraceOpType::kBroadcast || op.type == TraceOpType::kScatter).value_or(0));
+        op.root = static_cast<int>(o.integer("root", op.type == TraceOpType::kBroadcast || op.type == TraceOpType::kScatter, 0, core::kMaxGpus).value_or(0));
       break;
   }
   if (!compute) o.string("redop", false);  // informational: reductions cost the same whatever the operator
@@ -263,13 +297,14 @@ Trace parse_trace(const json& doc, const std::string& file) {
     diag.error("/version", fmt::format("version {} is newer than this fabsim reads (up to {})", *version, kTraceVersion));
   if (const json* meta = root.child("meta", json::value_t::object, false))
     if (meta->contains("name") && (*meta)["name"].is_string()) trace.name = (*meta)["name"].get<std::string>();
-  trace.world_size = static_cast<int>(root.integer("world_size", true, 1).value_or(0));
-  trace.iterations = static_cast<int>(root.integer("iterations", false, 1).value_or(1));
+  trace.world_size = static_cast<int>(root.integer("world_size", true, 1, core::kMaxGpus).value_or(0));
+  trace.iterations = static_cast<int>(root.integer("iterations", false, 1, core::kMaxRepeats).value_or(1));
   diag.throw_if_any();  // the rest needs a valid world size
   if (const json* comms = root.child("communicators", json::value_t::array)) read_communicators(*comms, trace, diag);
   if (const json* programs = root.child("programs", json::value_t::array)) read_programs(*programs, trace, diag);
   root.reject_unknown_keys();
   diag.throw_if_any();
+  check_trace_size(trace);
   check_trace_matching(trace);
   return trace;
 }

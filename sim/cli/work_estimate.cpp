@@ -1,0 +1,69 @@
+#include "sim/cli/work_estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/error.hpp"
+#include "traces/nccl_test_runner.hpp"
+#include "traces/replay/trace.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+/// Events per segment along a path: GPU, switch, GPU inside a box; GPU,
+/// PCIe, NIC and network switches across boxes.
+int path_hops(const topo::TopologySpec& spec) {
+  for (const auto& d : spec.devices)
+    if (d.kind == topo::DeviceKind::kNic) return 6;
+  return 3;
+}
+
+int channels_of(const topo::TopologySpec& spec) { return spec.gpus.empty() ? 1 : std::max(1, spec.gpu_model(0).ring_channels); }
+
+std::string advice(double events) {
+  return fmt::format("about {:.2g} kernel events at segment level, more than fabsim runs ({:.0e}, a few minutes): use --model flow "
+                     "(parameters/model \"flow\" in a scenario), or a larger segment size",
+                     events, kMaxSegmentEvents);
+}
+
+}  // namespace
+
+double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops) {
+  const double n = static_cast<double>(std::max<std::int64_t>(1, ranks));
+  const double by_size = bytes_per_rank / static_cast<double>(std::max<std::uint64_t>(1, segment));
+  const double by_steps = 2.0 * n * channels;
+  return n * std::max(by_size, by_steps) * hops;
+}
+
+void check_segment_work(const SimulationRequest& request, const topo::TopologySpec& spec) {
+  if (request.flow_level) return;
+  const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
+  double events = 0;
+  for (const auto bytes : traces::nccl_test_sizes(request.test))
+    events += estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels_of(spec), path_hops(spec));
+  if (events > kMaxSegmentEvents) throw core::ConfigError(request.origin, "", advice(events));
+}
+
+void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                               const std::string& origin) {
+  double events = 0;
+  for (const auto* trace : jobs)
+    for (const auto& program : trace->programs)
+      for (const auto& op : program.ops) {
+        if (op.comm < 0) continue;
+        const auto& comm = trace->communicators[static_cast<std::size_t>(op.comm)];
+        const double group = comm.groups.empty() ? 1.0 : static_cast<double>(comm.groups.front().size());
+        double bytes = static_cast<double>(op.bytes);
+        for (const auto b : op.matrix) bytes += static_cast<double>(b);
+        // Per rank of the program: its share of the collective's events.
+        const double per_collective = estimate_collective_events(static_cast<std::int64_t>(group), 2.0 * bytes, segment,
+                                                                 channels_of(spec), path_hops(spec));
+        events += per_collective / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
+      }
+  if (events > kMaxSegmentEvents) throw core::ConfigError(origin, "", advice(events));
+}
+
+}  // namespace fabsim::cli

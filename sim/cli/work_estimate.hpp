@@ -1,0 +1,36 @@
+#pragma once
+/// The work of a segment-level run, estimated before anything is built, so
+/// that a run that cannot finish in reasonable time or memory is refused at
+/// once with its estimate and the advice (the flow level, larger segments).
+
+#include <cstdint>
+#include <string>
+
+#include "sim/cli/simulation_request.hpp"
+#include "topologies/topology_spec.hpp"
+
+namespace fabsim::traces {
+struct Trace;
+}
+
+namespace fabsim::cli {
+
+/// Kernel events a segment-level run may take: about 2 minutes at the
+/// 0.5-3 M events/s measured on a 2-core machine (README, "Input limits").
+inline constexpr double kMaxSegmentEvents = 3e8;
+
+/// Estimated kernel events of one collective at segment level: each of the
+/// `ranks` GPUs moves `bytes_per_rank` in segments of at most `segment`
+/// bytes, and at least one segment per ring step and channel; each segment
+/// takes about `hops` events along its path.
+double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops);
+
+/// Refuses (core::ConfigError) an nccl-test request whose segment-level run
+/// exceeds kMaxSegmentEvents. Flow-level requests pass.
+void check_segment_work(const SimulationRequest& request, const topo::TopologySpec& spec);
+
+/// The same for the replay of `traces` (one per job) at segment level.
+void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                               const std::string& origin);
+
+}  // namespace fabsim::cli
