@@ -122,17 +122,20 @@ void TopologyBuilder::check_ports() {
   std::vector<std::array<int, kKinds>> used(spec_.devices.size(), std::array<int, kKinds>{});
   std::vector<std::array<std::string, kKinds>> last_path(spec_.devices.size());
   for (const auto& l : spec_.links) {
+    std::string refused;  // one message per link, naming every end that refuses it
     for (int end : {l.a, l.b}) {
       const auto& dev = spec_.devices[end];
       const auto ports = capacity(dev);
       if (ports[kind_index(l.kind)] < 0) {
-        diag_.error(l.json_path, fmt::format("a link of kind {} ({}) cannot attach to {} '{}' ({} takes {} links)", link_kind_name(l.kind),
-                                             l.model, device_kind_name(dev.kind), dev.name, dev.model, takes(ports)));
+        refused += fmt::format("{}{} '{}' ({} takes {} links)", refused.empty() ? "" : " nor to ", device_kind_name(dev.kind), dev.name,
+                               dev.model, takes(ports));
         continue;
       }
       used[end][kind_index(l.kind)] += l.count;
       last_path[end][kind_index(l.kind)] = l.json_path;
     }
+    if (!refused.empty())
+      diag_.error(l.json_path, fmt::format("a link of kind {} ({}) cannot attach to {}", link_kind_name(l.kind), l.model, refused));
   }
   for (std::size_t d = 0; d < spec_.devices.size(); ++d) {
     const auto& dev = spec_.devices[d];

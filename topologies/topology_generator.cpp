@@ -132,7 +132,8 @@ std::optional<NetworkPart> read_network(JsonObject& gen) {
   if (!j) return std::nullopt;
   JsonObject o(*j, gen.path_of("network"), gen.diagnostics());
   NetworkPart n;
-  n.tiers = positive(o, "tiers", true, 0, 3);
+  n.tiers = positive(o, "tiers", true, 0, 1024);
+  if (n.tiers > 3) o.diagnostics().error(o.path_of("tiers"), fmt::format("expected 1, 2 or 3 tiers, found {}", n.tiers));
   n.switch_model = o.string("switch_model").value_or("");
   n.link_model = o.string("link_model").value_or("");
   n.rails = o.boolean("rails", false).value_or(true);

@@ -270,8 +270,11 @@ const nlohmann::json* JsonObject::child(std::string_view key, nlohmann::json::va
 }
 
 void JsonObject::expect_format(std::string_view expected) {
-  if (const auto format = string("format"); format && *format != expected)
+  // A file of another format fails every later check too: report the format alone.
+  if (const auto format = string("format"); format && *format != expected) {
     diagnostics_.error(path_of("format"), fmt::format("unsupported format '{}' (expected \"{}\")", *format, expected));
+    diagnostics_.throw_if_any();
+  }
 }
 
 void JsonObject::reject_unknown_keys() {

@@ -55,7 +55,8 @@ class JsonObject {
   /// A nested object or array; marks the key as known.
   const nlohmann::json* child(std::string_view key, nlohmann::json::value_t type, bool required = true);
 
-  /// Requires the "format" key to name `expected` (e.g. "fabsim-topology/1").
+  /// Requires the "format" key to name `expected` (e.g. "fabsim-topology/1");
+  /// another format throws at once (the rest of the file would only add noise).
   void expect_format(std::string_view expected);
 
   /// Records every key that no accessor asked for, listing the known ones.

@@ -33,7 +33,7 @@ TEST_CASE("a sweep runs every point of the axes' product in parallel and records
   CHECK(rows[0].rfind("point,/workload/gpus,/workload/algo,", 0) == 0);
   CHECK(rows[1].rfind("0,2,ring,1 MiB,4 MiB,1048576,", 0) == 0);
   CHECK(rows[4].rfind("1,2,bogus,", 0) == 0);
-  CHECK_THAT(rows[4], Catch::Contains("failed,\"error: point-0001.json: /algo:"));
+  CHECK_THAT(rows[4], Catch::Contains("failed,\"error: point-0001.json: /workload/algo:"));
   CHECK_THAT(rows[4], Catch::Contains("algorithm 'bogus' is not modelled"));
   CHECK(rows[5].rfind("2,4,ring,", 0) == 0);
 }

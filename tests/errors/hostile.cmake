@@ -1,0 +1,117 @@
+# Hostile inputs (tests/errors/hostile/): each once crashed, hung, ran away or
+# printed a figure; each must now be one clear error with exit code 2.
+set(HOSTILE ${CMAKE_SOURCE_DIR}/tests/errors/hostile)
+set(H100 ${CMAKE_SOURCE_DIR}/topologies/hgx-h100.json)
+set(DP8 ${CMAKE_SOURCE_DIR}/tests/data/traces/native/dp8_ddp_bucketed_allreduce.json)
+
+# JSON numbers and keys
+fabsim_error_test(hostile_count_overflow "count_overflow.json: /links/0/count: a number too large for a double"
+  topo check ${HOSTILE}/count_overflow.json)
+fabsim_error_test(hostile_count_30_digits "count_30_digits.json: /links/0/count: expected an integer"
+  topo check ${HOSTILE}/count_30_digits.json)
+fabsim_error_test(hostile_count_2pow31 "count_2pow31.json: /links/0/count: 2147483648 is out of range"
+  topo check ${HOSTILE}/count_2pow31.json)
+fabsim_error_test(hostile_count_2pow32_plus4 "count_2pow32_plus4.json: /links/0/count: 4294967300 is out of range"
+  nccl-test -t ${HOSTILE}/count_2pow32_plus4.json)
+fabsim_error_test(hostile_duplicate_key "duplicate_key.json: /name: duplicate key 'name'"
+  topo check ${HOSTILE}/duplicate_key.json)
+fabsim_error_test(hostile_directory_as_input "topologies: is a directory"
+  topo check ${CMAKE_SOURCE_DIR}/topologies)
+# Units
+fabsim_error_test(hostile_latency_1e308s "latency_1e308s.json: /links/0/latency: '1e308 s' is too long"
+  nccl-test -t ${HOSTILE}/latency_1e308s.json)
+fabsim_error_test(hostile_bandwidth_1e-308 "bandwidth_1e-308.json: /links/0/bandwidth: '1e-308 GB/s' is out of range"
+  nccl-test -t ${HOSTILE}/bandwidth_1e-308.json)
+fabsim_error_test(hostile_bytes_fraction "bytes_fraction.json: /workload/min_bytes: '1.5 B' is not a whole number of bytes"
+  run ${HOSTILE}/bytes_fraction.json)
+fabsim_error_test(hostile_drift_sd_1e30us "catalogue_patch\\): /gpus/h100-sxm/channel_drift_sd/value: '1e30 us' is too long"
+  nccl-test -t ${H100} --calibration ${HOSTILE}/drift_sd_1e30us.json)
+fabsim_error_test(hostile_input_buffer_zero "/switches/nvswitch-gen3/input_buffer/value: expected a size > 0 bytes"
+  nccl-test -t ${H100} --calibration ${HOSTILE}/input_buffer_zero.json)
+fabsim_error_test(hostile_ring_channels_1000 "/gpus/h100-sxm/ring_channels/value: 1000 is out of range"
+  nccl-test -t ${H100} --calibration ${HOSTILE}/ring_channels_1000.json)
+# Generated fabrics are sized before they are built
+fabsim_error_test(hostile_gpus_2pow32_plus8 "/generate/node/gpus: 4294967304 is out of range"
+  topo check ${HOSTILE}/gpus_2pow32_plus8.json)
+fabsim_error_test(hostile_mesh_million_gpus "/generate/node/gpus: 1000000 is out of range"
+  topo check ${HOSTILE}/mesh_million_gpus.json)
+fabsim_error_test(hostile_fat_tree_billion_gpus "/generate/nodes: 125000000 is out of range"
+  topo check ${HOSTILE}/fat_tree_billion_gpus.json)
+fabsim_error_test(hostile_fat_tree_million_nodes "/generate/nodes: 1000000 is out of range"
+  topo check ${HOSTILE}/fat_tree_million_nodes.json)
+# Traces
+fabsim_error_test(hostile_world_2pow31_plus2 "/world_size: 2147483650 is out of range"
+  trace check ${HOSTILE}/world_2pow31_plus2.json)
+fabsim_error_test(hostile_world_2pow32_plus2 "/world_size: 4294967298 is out of range"
+  replay -t ${H100} ${HOSTILE}/world_2pow32_plus2.json)
+fabsim_error_test(hostile_count_f64_2pow62 "/programs/0/ops/0/count: 4611686018427387904 is out of range"
+  trace check ${HOSTILE}/count_f64_2pow62.json)
+fabsim_error_test(hostile_delay_max "/programs/0/ops/0/delay_ns: 9223372036854775807 is out of range"
+  replay -t ${H100} ${HOSTILE}/delay_max.json)
+fabsim_error_test(hostile_duration_max "/programs/0/ops/0/duration_ns: 9223372036854775807 is out of range"
+  replay -t ${H100} ${HOSTILE}/duration_max.json)
+fabsim_error_test(hostile_repeat_billion "/programs/0/ops/0/repeat: 1000000000 is out of range"
+  replay -t ${H100} ${HOSTILE}/repeat_billion.json)
+fabsim_error_test(hostile_iterations_billion "/iterations: 1000000000 is out of range"
+  replay -t ${H100} ${HOSTILE}/iterations_billion.json)
+fabsim_error_test(hostile_iterations_unroll "/iterations: the trace unrolls to 2e\\+09 op instances"
+  replay -t ${H100} ${HOSTILE}/iterations_unroll.json)
+fabsim_error_test(hostile_nccl_log_huge_count "nccl_log_huge_count.log: line 57: the number '99999999999999999999999' is out of range"
+  trace import --from nccl-log ${HOSTILE}/nccl_log_huge_count.log -o nowhere.json)
+fabsim_error_test(hostile_nccl_log_huge_rank "nccl_log_huge_rank.log: line 37: the number '99999999999' is out of range"
+  trace import --from nccl-log ${HOSTILE}/nccl_log_huge_rank.log -o nowhere.json)
+fabsim_error_test(hostile_chakra_huge_size "the attribute value \"99999999999999999999999\" is not a 64-bit integer"
+  trace import --from chakra ${HOSTILE}/chakra_huge_size.json -o nowhere.json)
+# Command-line values
+fabsim_error_test(hostile_size_2pow62 "-b: '4611686018427387904' is not a size"
+  nccl-test -t ${H100} -b 4611686018427387904 -e 16T)
+fabsim_error_test(hostile_segment_size_1 "segment level, more than fabsim runs.*--model flow"
+  nccl-test -t ${H100} -b 64M -e 64M --segment-size 1)
+fabsim_error_test(hostile_gpus_zero "-g: expected 1 to 131072 GPUs, found 0"
+  nccl-test -t ${H100} -g 0)
+fabsim_error_test(hostile_size_not_element_multiple "-b: sizes 6 and 6 must be multiples of the element size"
+  nccl-test -t ${H100} -b 6 -e 6)
+fabsim_error_test(hostile_factor_in_scenario "factor_in_scenario.json: /workload/factor: expected a step factor > 1"
+  run ${HOSTILE}/factor_in_scenario.json)
+fabsim_error_test(hostile_nvls_forced_ll "--proto: nvls runs the Simple protocol only, not LL"
+  nccl-test -t ${H100} --algo nvls --proto LL -b 64M -e 64M)
+fabsim_error_test(hostile_straggler_inf "--straggler: '0=inf' is not \\[JOB:\\]RANK=FACTOR with a finite number"
+  replay -t ${H100} ${DP8} --straggler 0=inf)
+fabsim_error_test(hostile_start_delay_1e30 "--start-delay: '0=1e30': the delay must be from 0"
+  replay -t ${H100} ${DP8} --start-delay 0=1e30)
+fabsim_error_test(hostile_placement_huge "--job: '0-2000000000' is not a GPU placement"
+  replay -t ${H100} --job ${DP8}@0-2000000000)
+# Scenarios, sweeps, baselines, measurements: referenced files and checks
+fabsim_error_test(hostile_missing_topology "missing_topology_scenario.json: /topology: '.*no-such-topology.json' is not a readable file"
+  run ${HOSTILE}/missing_topology_scenario.json)
+fabsim_error_test(hostile_sweep_empty_pointer "sweep_empty_pointer.json: /axes/0/path: '' is not a JSON pointer"
+  sweep ${HOSTILE}/sweep_empty_pointer.json)
+fabsim_error_test(hostile_sweep_axis_twice "sweep_axis_twice.json: /axes/1/path: '/workload/gpus' is already the path of axis 0"
+  sweep ${HOSTILE}/sweep_axis_twice.json)
+fabsim_error_test(hostile_sweep_out_is_file "-o: '/dev/null' exists and is not a directory"
+  sweep ${CMAKE_SOURCE_DIR}/configs/sweeps/hgx-h100-gpus-algorithms.json -o /dev/null)
+fabsim_error_test(hostile_sweep_out_unwritable "-o: cannot create the directory '/proc/x'"
+  sweep ${CMAKE_SOURCE_DIR}/configs/sweeps/hgx-h100-gpus-algorithms.json -o /proc/x)
+fabsim_error_test(hostile_sweep_jobs_zero "-j: expected 1 to 256 processes at a time, found 0"
+  sweep ${CMAKE_SOURCE_DIR}/configs/sweeps/hgx-h100-gpus-algorithms.json -j 0)
+fabsim_error_test(hostile_sweep_jobs_1000 "-j: expected 1 to 256 processes at a time, found 1000"
+  sweep ${CMAKE_SOURCE_DIR}/configs/sweeps/hgx-h100-gpus-algorithms.json -j 1000)
+fabsim_error_test(hostile_baseline_nan "baseline_nan.json: /scenarios/0/rows/0/time_us: expected a number, found the string \"NaN\""
+  regress ${HOSTILE}/baseline_nan.json)
+fabsim_error_test(hostile_baseline_negative_tolerance "/scenarios/0/tolerance/time_us: expected a relative tolerance from 0 to 10"
+  regress ${HOSTILE}/baseline_negative_tolerance.json)
+fabsim_error_test(hostile_baseline_missing_scenario "/scenarios/0/scenario: '.*no-such-scenario.json' is not a readable file"
+  regress ${HOSTILE}/baseline_missing_scenario.json)
+fabsim_error_test(hostile_validate_unknown_collective "/collective_datasets/0: this run's input is refused: .*unknown collective 'all_mix'"
+  validate -m ${HOSTILE}/measurements_unknown_collective.json)
+fabsim_error_test(hostile_validate_99_gpus "/collective_datasets/0: this run's input is refused: .*asked for 99 GPUs"
+  validate -m ${HOSTILE}/measurements_99_gpus.json)
+fabsim_error_test(hostile_validate_garbage_calibration "bad_scenario.json: /format"
+  validate -m ${CMAKE_SOURCE_DIR}/configs/measurements/published-measurements.json --calibration ${ERR}/bad_scenario.json)
+
+# Outputs: never onto an input, never a silent failed write.
+foreach(case calibrate_onto_its_input calibrate_to_dev_full calibrate_to_missing_dir import_onto_its_input import_to_dev_full
+             timeline_onto_its_input timeline_unwritable)
+  add_test(NAME "errors: output ${case}"
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/errors/output_safety.sh $<TARGET_FILE:fabsim> ${CMAKE_SOURCE_DIR} ${case})
+endforeach()
