@@ -59,15 +59,16 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
                                          config.max_bytes, config.element_size));
   if (!std::isfinite(config.factor))
     diag.error(at("factor", "-f"), fmt::format("expected a finite step factor > 1, found {}", config.factor));
-  else if (config.factor > 1.0 && config.min_bytes > 0 && config.min_bytes < config.max_bytes) {
-    const double rows = std::floor(std::log(static_cast<double>(config.max_bytes) / static_cast<double>(config.min_bytes)) /
-                                   std::log(config.factor)) + 1;
-    if (rows > static_cast<double>(core::kMaxSweepRows))
-      diag.error(at("factor", "-f"), fmt::format("{} to {} bytes by a factor of {} is about {:.0f} rows (at most {}: use a larger factor)",
-                                        config.min_bytes, config.max_bytes, config.factor, rows, core::kMaxSweepRows));
+  else if (config.factor > 1.0 && config.min_bytes < config.max_bytes) {
+    // Count the rows the way nccl_test_sizes steps, stopping past the limit.
+    std::int64_t rows = 0;
+    for (double size = static_cast<double>(config.min_bytes); size <= static_cast<double>(config.max_bytes) && rows <= core::kMaxSweepRows;
+         size = std::max(size * config.factor, size + 1))
+      ++rows;
+    if (rows > core::kMaxSweepRows)
+      diag.error(at("factor", "-f"), fmt::format("{} to {} bytes by a factor of {} is more than {} rows (use a larger factor)",
+                                                 config.min_bytes, config.max_bytes, config.factor, core::kMaxSweepRows));
   }
-  if (config.min_bytes == 0 && config.min_bytes != config.max_bytes)
-    diag.error(at("min_bytes", "-b"), "a sweep cannot start at 0 bytes (a factor never leaves 0): start at the element size or more");
   const int used = config.gpus == 0 ? available : config.gpus;
   if (config.root < 0 || (config.root >= used && used > 0))
     diag.error(at("root", "--root"), fmt::format("root rank {} is outside the {} ranks", config.root, used));

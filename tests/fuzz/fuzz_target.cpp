@@ -1,0 +1,77 @@
+// One libFuzzer entry point per loader, chosen at build time
+// (FABSIM_FUZZ_TARGET): the fuzzer hands it bytes, it hands them to the loader
+// as a user's file would, and only the documented failure, a ConfigError, may
+// come back. Anything else (a crash, another exception, a sanitizer report, a
+// leak, a hang) is a finding.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "sim/calibration/measurements.hpp"
+#include "sim/cli/simulation_request.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/text.hpp"
+#include "sim/core/units.hpp"
+#include "topologies/hardware_catalogue.hpp"
+#include "topologies/topology_spec.hpp"
+#include "traces/import/importers.hpp"
+#include "traces/replay/trace_loader.hpp"
+
+namespace {
+
+/// The input as a file, for loaders that take a path (one per process, reused).
+std::string as_file(const std::string& text, const char* suffix) {
+  static const std::string path = "/tmp/fabsim-fuzz-" + std::to_string(::getpid()) + suffix;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+void run(const std::string& text) {
+  using namespace fabsim;
+  const std::string target = FABSIM_FUZZ_TARGET;
+  if (target == "json") {
+    (void)core::parse_json_text(text, "fuzz");
+  } else if (target == "topology") {
+    (void)topo::load_topology(as_file(text, ".json"));
+  } else if (target == "catalogue") {
+    (void)topo::load_hardware_catalogue(as_file(text, ".json"));
+  } else if (target == "scenario") {
+    (void)cli::load_scenario(as_file(text, ".json"));
+  } else if (target == "calibration_profile") {
+    (void)cli::calibration_patch(as_file(text, ".json"));
+  } else if (target == "trace") {
+    (void)traces::parse_trace(core::parse_json_text(text, "fuzz"), "fuzz");
+  } else if (target == "measurements") {
+    (void)calibration::load_measurements(as_file(text, ".json"));
+  } else if (target == "nccl_tests_text") {
+    (void)calibration::parse_nccl_tests_text(text, "fuzz");
+  } else if (target == "nccl_log") {
+    (void)traces::import_nccl_log({as_file(text, ".log")}).build();
+  } else if (target == "kineto") {
+    (void)traces::import_kineto({as_file(text, ".json")}).build();
+  } else if (target == "chakra") {
+    (void)traces::import_chakra({as_file(text, ".json")}).build();
+  } else if (target == "cli_values") {
+    std::string why;
+    (void)core::parse_size_flag(text);
+    for (auto kind : {core::QuantityKind::kBytes, core::QuantityKind::kTime, core::QuantityKind::kBandwidth})
+      (void)core::parse_quantity(text, kind, why);
+    (void)core::parse_integer<int>(text);
+    (void)core::parse_finite(text);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    run(std::string(reinterpret_cast<const char*>(data), size));
+  } catch (const fabsim::core::ConfigError&) {
+    // The documented answer to a bad input.
+  }
+  return 0;
+}
