@@ -66,7 +66,13 @@ Measurements parse_nccl_tests_text(const std::string& text, const std::string& f
       // "# Collective test starting: all_reduce_perf"
       if (const auto at = line.find("Collective test starting:"); at != std::string::npos) {
         finish();
-        std::string test = split_words(line.substr(at + 25)).at(0);
+        const auto named = split_words(line.substr(at + 25));
+        if (named.empty()) {
+          diag.error(fmt::format("line {}", line_number), "'Collective test starting:' names no test (expected e.g. all_reduce_perf)");
+          current = nullptr;
+          continue;
+        }
+        std::string test = named.front();
         if (test.size() > 5 && test.substr(test.size() - 5) == "_perf") test.resize(test.size() - 5);
         const auto op = traces::parse_collective(test == "hypercube" ? "all_gather" : test);
         if (!op) {

@@ -115,3 +115,7 @@ foreach(case calibrate_onto_its_input calibrate_to_dev_full calibrate_to_missing
   add_test(NAME "errors: output ${case}"
            COMMAND ${CMAKE_SOURCE_DIR}/tests/errors/output_safety.sh $<TARGET_FILE:fabsim> ${CMAKE_SOURCE_DIR} ${case})
 endforeach()
+
+# Found by fuzzing (tests/fuzz/regressions/): each became a clear error.
+fabsim_error_test_count(fuzz_nccl_tests_without_test_name 4 "nccl_tests_without_test_name.txt: line [0-9]+: 'Collective test starting:' names no test"
+  calibrate -m ${HOSTILE}/nccl_tests_without_test_name.txt -o nowhere.json)

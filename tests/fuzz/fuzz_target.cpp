@@ -75,3 +75,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   return 0;
 }
+
+// libsystemc.so needs the symbol; libFuzzer's main runs instead.
+int sc_main(int, char**) { return 0; }
