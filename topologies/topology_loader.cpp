@@ -21,9 +21,7 @@ std::string resolve_catalogue(const std::string& topology_path, const std::optio
                               const std::string& override_path) {
   if (!override_path.empty()) return override_path;
   if (!declared) return default_catalogue_path();
-  const std::filesystem::path p(*declared);
-  if (p.is_absolute()) return p.string();
-  return (std::filesystem::path(topology_path).parent_path() / p).lexically_normal().string();
+  return core::resolve_relative(topology_path, *declared);
 }
 
 void read_devices(JsonObject& root, TopologyBuilder& builder) {
@@ -131,9 +129,8 @@ TopologySpec load_topology(const std::string& path, const std::string& catalogue
   const auto hardware = root.string("hardware", false);
   spec.hardware = hardware.value_or("");
   const std::string catalogue_path = resolve_catalogue(path, hardware, catalogue_override);
-  if (hardware && catalogue_override.empty() && !std::filesystem::is_regular_file(catalogue_path))
-    throw core::ConfigError(path, "/hardware", fmt::format("the hardware catalogue '{}' is not a readable file (a relative path is relative to this file)",
-                                                           catalogue_path));
+  if (hardware && catalogue_override.empty())
+    if (const auto why = core::unreadable_reference(catalogue_path, "this file")) throw core::ConfigError(path, "/hardware", *why);
   spec.catalogue = load_hardware_catalogue(catalogue_path, catalogue_patch);
   read_routing(root, spec);
   TopologyBuilder builder(spec, diag);

@@ -13,15 +13,25 @@
 
 namespace fabsim::traces {
 
-std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config) {
+namespace {
+
+/// nccl-tests' loop, for (size = min; size <= max; size = size * factor),
+/// stepping at least one byte so that a 0-byte start moves on. Stops after
+/// `limit` sizes.
+std::vector<core::Bytes> step_sizes(const NcclTestConfig& config, std::size_t limit) {
   std::vector<core::Bytes> sizes;
-  // nccl-tests: for (size = min; size <= max; size = size * factor)
-  for (double size = static_cast<double>(config.min_bytes); size <= static_cast<double>(config.max_bytes);
+  for (double size = static_cast<double>(config.min_bytes); size <= static_cast<double>(config.max_bytes) && sizes.size() < limit;
        size = std::max(size * config.factor, size + 1)) {
     sizes.push_back(static_cast<core::Bytes>(size));
     if (config.factor <= 1.0) break;
   }
   return sizes;
+}
+
+}  // namespace
+
+std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config) {
+  return step_sizes(config, static_cast<std::size_t>(core::kMaxSweepRows));
 }
 
 void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& spec, const std::string& origin) {
@@ -59,16 +69,9 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
                                          config.max_bytes, config.element_size));
   if (!std::isfinite(config.factor))
     diag.error(at("factor", "-f"), fmt::format("expected a finite step factor > 1, found {}", config.factor));
-  else if (config.factor > 1.0 && config.min_bytes < config.max_bytes) {
-    // Count the rows the way nccl_test_sizes steps, stopping past the limit.
-    std::int64_t rows = 0;
-    for (double size = static_cast<double>(config.min_bytes); size <= static_cast<double>(config.max_bytes) && rows <= core::kMaxSweepRows;
-         size = std::max(size * config.factor, size + 1))
-      ++rows;
-    if (rows > core::kMaxSweepRows)
-      diag.error(at("factor", "-f"), fmt::format("{} to {} bytes by a factor of {} is more than {} rows (use a larger factor)",
-                                                 config.min_bytes, config.max_bytes, config.factor, core::kMaxSweepRows));
-  }
+  else if (step_sizes(config, static_cast<std::size_t>(core::kMaxSweepRows) + 1).size() > static_cast<std::size_t>(core::kMaxSweepRows))
+    diag.error(at("factor", "-f"), fmt::format("{} to {} bytes by a factor of {} is more than {} rows (use a larger factor)",
+                                               config.min_bytes, config.max_bytes, config.factor, core::kMaxSweepRows));
   const int used = config.gpus == 0 ? available : config.gpus;
   if (config.root < 0 || (config.root >= used && used > 0))
     diag.error(at("root", "--root"), fmt::format("root rank {} is outside the {} ranks", config.root, used));

@@ -23,10 +23,6 @@ struct Tolerance {
   double busbw = 0.005;  ///< relative
 };
 
-std::string resolve(const std::string& baseline, const std::string& path) {
-  const std::filesystem::path p(path);
-  return p.is_absolute() ? path : (std::filesystem::path(baseline).parent_path() / p).lexically_normal().string();
-}
 
 }  // namespace
 
@@ -77,10 +73,9 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     json& entry = doc["scenarios"][i];
     const std::string scenario = entry["scenario"].get<std::string>();
-    const std::string scenario_file = resolve(options.baseline, scenario);
-    if (!std::filesystem::is_regular_file(scenario_file))
-      throw core::ConfigError(options.baseline, fmt::format("/scenarios/{}/scenario", i),
-                              fmt::format("'{}' is not a readable file (a relative path is relative to the baseline)", scenario_file));
+    const std::string scenario_file = core::resolve_relative(options.baseline, scenario);
+    if (const auto why = core::unreadable_reference(scenario_file, "the baseline"))
+      throw core::ConfigError(options.baseline, fmt::format("/scenarios/{}/scenario", i), *why);
     const json now = run_json_child(options.self, {"run", scenario_file, "--format", "json"}, {options.baseline, fmt::format("/scenarios/{}", i)});
     if (options.update) {
       entry["rows"] = json::array();

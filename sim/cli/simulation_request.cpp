@@ -69,16 +69,6 @@ nlohmann::json calibration_patch(const std::string& profile_path) {
   return *patch;
 }
 
-namespace {
-
-std::string relative_to(const std::string& file, const std::string& path) {
-  const std::filesystem::path p(path);
-  if (p.is_absolute()) return path;
-  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
-}
-
-}  // namespace
-
 SimulationRequest load_scenario(const std::string& path) {
   using core::JsonObject;
   using core::QuantityKind;
@@ -95,9 +85,8 @@ SimulationRequest load_scenario(const std::string& path) {
   auto referenced = [&](const char* key, bool required) -> std::string {
     const auto name = root.string(key, required);
     if (!name) return "";
-    const std::string resolved = relative_to(path, *name);
-    if (!std::filesystem::is_regular_file(resolved))
-      diag.error(root.path_of(key), fmt::format("'{}' is not a readable file (a relative path is relative to this file)", resolved));
+    const std::string resolved = core::resolve_relative(path, *name);
+    if (const auto why = core::unreadable_reference(resolved, "this file")) diag.error(root.path_of(key), *why);
     return resolved;
   };
   request.topology_path = referenced("topology", true);

@@ -42,9 +42,9 @@ struct Point {
   std::string error;  ///< its first error line, when it failed
 };
 
-std::string absolute_from(const fs::path& base_file, const std::string& path) {
-  const fs::path p(path);
-  return p.is_absolute() ? path : fs::absolute(base_file.parent_path() / p).lexically_normal().string();
+/// `path` as named in `base_file`, made absolute so that points can live anywhere.
+std::string absolute_from(const std::string& base_file, const std::string& path) {
+  return fs::absolute(core::resolve_relative(base_file, path)).lexically_normal().string();
 }
 
 std::string cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -150,9 +150,7 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
 
   // The base scenario, with its relative paths made absolute so points can live anywhere.
   const std::string base_file = absolute_from(options.sweep, *base_path);
-  if (!fs::is_regular_file(base_file))
-    throw core::ConfigError(options.sweep, "/base", fmt::format("the base scenario '{}' is not a readable file (a relative path is "
-                                                                "relative to the sweep file)", base_file));
+  if (const auto why = core::unreadable_reference(base_file, "the sweep file")) throw core::ConfigError(options.sweep, "/base", *why);
   json base = core::read_json_file(base_file);
   for (const char* key : {"topology", "hardware", "calibration"})
     if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());

@@ -41,14 +41,16 @@ double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std
 void check_segment_work(const SimulationRequest& request, const topo::TopologySpec& spec) {
   if (request.flow_level) return;
   const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
+  const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   for (const auto bytes : traces::nccl_test_sizes(request.test))
-    events += estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels_of(spec), path_hops(spec));
+    events += estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
   if (events > kMaxSegmentEvents) throw core::ConfigError(request.origin, "", advice(events));
 }
 
 void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
                                const std::string& origin) {
+  const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   for (const auto* trace : jobs)
     for (const auto& program : trace->programs)
@@ -59,8 +61,7 @@ void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, co
         double bytes = static_cast<double>(op.bytes);
         for (const auto b : op.matrix) bytes += static_cast<double>(b);
         // Per rank of the program: its share of the collective's events.
-        const double per_collective = estimate_collective_events(static_cast<std::int64_t>(group), 2.0 * bytes, segment,
-                                                                 channels_of(spec), path_hops(spec));
+        const double per_collective = estimate_collective_events(static_cast<std::int64_t>(group), 2.0 * bytes, segment, channels, hops);
         events += per_collective / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }
   if (events > kMaxSegmentEvents) throw core::ConfigError(origin, "", advice(events));

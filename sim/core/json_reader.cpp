@@ -30,26 +30,29 @@ std::string child_path(const std::string& parent, std::string_view key) {
   return out;
 }
 
-/// A SAX pass over the text before the DOM is built: nlohmann keeps the last
-/// of two equal keys and reports number overflow without a location, so this
-/// pass finds both and names their JSON path.
-class StrictJsonCheck : public nlohmann::json_sax<nlohmann::json> {
+/// Builds the document in one SAX pass (through nlohmann's own DOM builder)
+/// while checking what nlohmann lets through or reports without a location:
+/// it keeps the last of two equal keys and says "number overflow" with no
+/// path, so this builder finds both and names their JSON path.
+class StrictJsonBuilder : public nlohmann::json_sax<nlohmann::json> {
  public:
+  explicit StrictJsonBuilder(nlohmann::json& result) : dom_(result, false) {}
+
   std::optional<std::string> problem_path;
   std::string problem;
 
-  bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
+  bool null() override { return value() && dom_.null(); }
+  bool boolean(bool v) override { return value() && dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return value() && dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override { return value() && dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& s) override { return value() && dom_.number_float(v, s); }
+  bool string(string_t& v) override { return value() && dom_.string(v); }
+  bool binary(binary_t& v) override { return value() && dom_.binary(v); }
 
-  bool start_object(std::size_t) override {
+  bool start_object(std::size_t n) override {
     if (!open_container()) return false;
     frames_.push_back(Frame{true, {}, {}, 0});
-    return true;
+    return dom_.start_object(n);
   }
   bool key(string_t& k) override {
     auto& f = frames_.back();
@@ -59,20 +62,20 @@ class StrictJsonCheck : public nlohmann::json_sax<nlohmann::json> {
       return false;
     }
     f.current_key = k;
-    return true;
+    return dom_.key(k);
   }
   bool end_object() override {
     frames_.pop_back();
-    return value();
+    return value() && dom_.end_object();
   }
-  bool start_array(std::size_t) override {
+  bool start_array(std::size_t n) override {
     if (!open_container()) return false;
     frames_.push_back(Frame{false, {}, {}, 0});
-    return true;
+    return dom_.start_array(n);
   }
   bool end_array() override {
     frames_.pop_back();
-    return value();
+    return value() && dom_.end_array();
   }
   bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
     error_byte = byte;
@@ -117,6 +120,7 @@ class StrictJsonCheck : public nlohmann::json_sax<nlohmann::json> {
   }
 
   std::vector<Frame> frames_;
+  nlohmann::detail::json_sax_dom_parser<nlohmann::json> dom_;
 };
 
 std::string line_and_column(const std::string& text, std::size_t byte) {
@@ -135,13 +139,14 @@ std::string line_and_column(const std::string& text, std::size_t byte) {
 }  // namespace
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
-  StrictJsonCheck check;
+  nlohmann::json result;
+  StrictJsonBuilder check(result);
   if (!nlohmann::json::sax_parse(text, &check)) {
     if (check.problem_path)
       throw ConfigError(origin, check.problem_path->empty() ? "/" : *check.problem_path, check.problem);
     throw ConfigError(origin, "", fmt::format("invalid JSON at {}: expected a JSON document", line_and_column(text, check.error_byte)));
   }
-  return nlohmann::json::parse(text);
+  return result;
 }
 
 std::string read_text_file(const std::string& path) {
@@ -161,6 +166,28 @@ std::optional<std::int64_t> integer_in_range(const nlohmann::json& j, std::int64
   const auto v = j.get<std::int64_t>();
   if (v < min || v > max) return std::nullopt;
   return v;
+}
+
+std::optional<std::vector<int>> int_list_in_range(const nlohmann::json& j, int min, int max) {
+  if (!j.is_array()) return std::nullopt;
+  std::vector<int> out;
+  for (const auto& v : j) {
+    const auto i = integer_in_range(v, min, max);
+    if (!i) return std::nullopt;
+    out.push_back(static_cast<int>(*i));
+  }
+  return out;
+}
+
+std::string resolve_relative(const std::string& referencing_file, const std::string& name) {
+  const std::filesystem::path p(name);
+  if (p.is_absolute()) return name;
+  return (std::filesystem::path(referencing_file).parent_path() / p).lexically_normal().string();
+}
+
+std::optional<std::string> unreadable_reference(const std::string& resolved, std::string_view relative_to) {
+  if (std::filesystem::is_regular_file(resolved)) return std::nullopt;
+  return fmt::format("'{}' is not a readable file (a relative path is relative to {})", resolved, relative_to);
 }
 
 nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
@@ -221,16 +248,8 @@ std::optional<std::int64_t> JsonObject::integer(std::string_view key, bool requi
     diagnostics_.error(path_of(key), fmt::format("expected an integer, found {}", type_name(*j)));
     return std::nullopt;
   }
-  // Unsigned values above int64's range would wrap: compare before narrowing.
-  if (j->is_number_unsigned() && j->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-    diagnostics_.error(path_of(key), fmt::format("{} is out of range (expected an integer from {} to {})", j->get<std::uint64_t>(), min, max));
-    return std::nullopt;
-  }
-  const auto v = j->get<std::int64_t>();
-  if (v < min || v > max) {
-    diagnostics_.error(path_of(key), fmt::format("{} is out of range (expected an integer from {} to {})", v, min, max));
-    return std::nullopt;
-  }
+  const auto v = integer_in_range(*j, min, max);
+  if (!v) diagnostics_.error(path_of(key), fmt::format("{} is out of range (expected an integer from {} to {})", j->dump(), min, max));
   return v;
 }
 

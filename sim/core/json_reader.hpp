@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
@@ -30,6 +31,18 @@ std::string read_text_file(const std::string& path);
 /// The integer `j` holds when it is one from min to max (no wrap-around of
 /// large unsigned values), else nullopt.
 std::optional<std::int64_t> integer_in_range(const nlohmann::json& j, std::int64_t min, std::int64_t max);
+
+/// Every element of the array `j` as an int from min to max, or nullopt
+/// (not an array, or an element that is not such an integer).
+std::optional<std::vector<int>> int_list_in_range(const nlohmann::json& j, int min, int max);
+
+/// `name` as written in `referencing_file`: a relative path is relative to
+/// the folder of the file that names it.
+std::string resolve_relative(const std::string& referencing_file, const std::string& name);
+
+/// Why `resolved` (a file that an input names) cannot be read, saying what it
+/// is relative to; nullopt when it is a regular file.
+std::optional<std::string> unreadable_reference(const std::string& resolved, std::string_view relative_to);
 
 /// A view of one JSON object at a known path. Accessors return nullopt (after
 /// recording a diagnostic when the key is required or malformed).

@@ -129,14 +129,11 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
       try {
         for (const auto& pg : json::parse(values.substr(begin, end + 2 - begin))) {
           const std::string name = pg.value("pg_name", "");
-          std::vector<int> ranks;
-          if (pg.contains("ranks"))
-            for (const auto& v : pg["ranks"]) {
-              const auto r = core::integer_in_range(v, 0, core::kMaxGpus - 1);
-              if (!r) throw core::ConfigError(files[f], "", fmt::format("process group '{}' names the rank {}: expected 0 to {}", name, v.dump(), core::kMaxGpus - 1));
-              ranks.push_back(static_cast<int>(*r));
-            }
-          pg_ranks[name] = ranks;
+          const auto ranks = pg.contains("ranks") ? core::int_list_in_range(pg["ranks"], 0, core::kMaxGpus - 1) : std::vector<int>{};
+          if (!ranks)
+            throw core::ConfigError(files[f], "", fmt::format("process group '{}' has the ranks {}: expected a list of ranks from 0 to {}",
+                                                              name, pg["ranks"].dump(), core::kMaxGpus - 1));
+          pg_ranks[name] = *ranks;
           pg_desc[name] = pg.value("pg_desc", "");
           const auto size = pg.contains("pg_size") ? core::integer_in_range(pg["pg_size"], 1, core::kMaxGpus) : std::optional<std::int64_t>(1);
           if (!size) throw core::ConfigError(files[f], "", fmt::format("process group '{}' has the size {}: expected 1 to {}", name, pg["pg_size"].dump(), core::kMaxGpus));

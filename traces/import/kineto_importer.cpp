@@ -39,15 +39,7 @@ core::Bytes scalar_type_bytes(const std::string& dtype, std::string& native) {
 std::vector<int> parse_rank_string(const std::string& text) {
   if (text.find("...") != std::string::npos) return {};
   try {
-    const auto j = json::parse(text);
-    std::vector<int> ranks;
-    if (!j.is_array()) return {};
-    for (const auto& v : j) {
-      const auto r = core::integer_in_range(v, 0, core::kMaxGpus - 1);
-      if (!r) return {};
-      ranks.push_back(static_cast<int>(*r));
-    }
-    return ranks;
+    return core::int_list_in_range(json::parse(text), 0, core::kMaxGpus - 1).value_or(std::vector<int>{});
   } catch (const json::exception&) {
   }
   return {};
