@@ -18,17 +18,12 @@ namespace {
 
 using nlohmann::json;
 
-struct Tolerance {
-  double time = 0.005;   ///< relative
-  double busbw = 0.005;  ///< relative
-};
-
 
 }  // namespace
 
-int run_regress(const RegressOptions& options, std::ostream& out) {
-  json doc = core::read_json_file(options.baseline);
-  core::Diagnostics diag(options.baseline);
+Baseline load_baseline(const std::string& path) {
+  json doc = core::read_json_file(path);
+  core::Diagnostics diag(path);
   core::JsonObject root(doc, "", diag);
   root.expect_format("fabsim-baseline/1");
   root.string("description", false);
@@ -65,6 +60,14 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
     }
   }
   diag.throw_if_any();
+  return {std::move(doc), std::move(tolerances)};
+}
+
+int run_regress(const RegressOptions& options, std::ostream& out) {
+  Baseline baseline = load_baseline(options.baseline);
+  json& doc = baseline.doc;
+  const auto& tolerances = baseline.tolerances;
+  const json* scenarios = &doc["scenarios"];
   if (options.update) core::check_output_path("--update", options.baseline);
 
   int moved = 0, checked = 0;

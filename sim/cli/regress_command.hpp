@@ -5,7 +5,9 @@
 /// moves a prediction is seen in review. `--update` rewrites the baseline.
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace fabsim::cli {
 
@@ -14,6 +16,22 @@ struct RegressOptions {
   std::string self;  ///< this executable, run once per scenario
   bool update = false;
 };
+
+/// How far a recorded figure may move, relative (0.005 = 0.5%).
+struct Tolerance {
+  double time = 0.005;
+  double busbw = 0.005;
+};
+
+/// A baseline file, checked: every scenario names a string, every recorded
+/// row has its figures, every tolerance is from 0 to 10.
+struct Baseline {
+  nlohmann::json doc;                ///< the file as read (rewritten by --update)
+  std::vector<Tolerance> tolerances;  ///< one per scenario
+};
+
+/// Reads and checks a baseline (fabsim-baseline/1); throws core::ConfigError.
+Baseline load_baseline(const std::string& path);
 
 /// Returns 0 when every figure is within its tolerance (or after --update),
 /// 1 when something moved. Malformed baselines throw core::ConfigError.

@@ -29,11 +29,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-struct Axis {
-  std::string path;  ///< JSON pointer into the scenario, e.g. /workload/gpus
-  std::vector<json> values;
-};
-
 struct Point {
   std::vector<json> values;  ///< one per axis
   fs::path scenario, output, errors;
@@ -107,9 +102,9 @@ bool is_json_pointer_to_member(const std::string& path) {
 
 }  // namespace
 
-int run_sweep(const SweepOptions& options, std::ostream& out) {
-  const json doc = core::read_json_file(options.sweep);
-  core::Diagnostics diag(options.sweep);
+SweepDefinition load_sweep(const std::string& path, const std::string& calibration) {
+  const json doc = core::read_json_file(path);
+  core::Diagnostics diag(path);
   core::JsonObject root(doc, "", diag);
   root.expect_format("fabsim-sweep/1");
   root.string("description", false);
@@ -136,6 +131,28 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   for (const auto& a : axes) total = std::min(total * std::max<std::size_t>(1, a.values.size()), kMaxPoints + 1);
   if (total > kMaxPoints) diag.error("/axes", fmt::format("the axes make more than {} points (split the sweep)", kMaxPoints));
   diag.throw_if_any();
+  // The base scenario, with its relative paths made absolute so points can live anywhere.
+  const std::string base_file = absolute_from(path, *base_path);
+  if (const auto why = core::unreadable_reference(base_file, "the sweep file")) throw core::ConfigError(path, "/base", *why);
+  json base = core::read_json_file(base_file);
+  if (!base.is_object()) throw core::ConfigError(base_file, "/", "expected a scenario object (fabsim-scenario/1)");
+  for (const char* key : {"topology", "hardware", "calibration"})
+    if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());
+  if (!calibration.empty()) base["calibration"] = fs::absolute(calibration).lexically_normal().string();
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    try {
+      (void)base.at(json::json_pointer(axes[i].path));
+    } catch (const json::exception&) {
+      throw core::ConfigError(path, fmt::format("/axes/{}/path", i),
+                              fmt::format("'{}' names nothing in the base scenario {}", axes[i].path, base_file));
+    }
+  }
+
+  return {std::move(axes), base_file, std::move(base)};
+}
+
+int run_sweep(const SweepOptions& options, std::ostream& out) {
+  const auto [axes, base_file, base] = load_sweep(options.sweep, options.calibration);
   if (options.jobs < 1 || options.jobs > kMaxJobs)
     throw core::ConfigError("command line", "-j", fmt::format("expected 1 to {} processes at a time, found {}", kMaxJobs, options.jobs));
   if (!options.out_dir.empty()) {
@@ -148,21 +165,6 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     core::check_output_path("-o", (fs::path(options.out_dir) / "sweep.csv").string(), {options.sweep});
   }
 
-  // The base scenario, with its relative paths made absolute so points can live anywhere.
-  const std::string base_file = absolute_from(options.sweep, *base_path);
-  if (const auto why = core::unreadable_reference(base_file, "the sweep file")) throw core::ConfigError(options.sweep, "/base", *why);
-  json base = core::read_json_file(base_file);
-  for (const char* key : {"topology", "hardware", "calibration"})
-    if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());
-  if (!options.calibration.empty()) base["calibration"] = fs::absolute(options.calibration).lexically_normal().string();
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    try {
-      (void)base.at(json::json_pointer(axes[i].path));
-    } catch (const json::exception&) {
-      throw core::ConfigError(options.sweep, fmt::format("/axes/{}/path", i),
-                              fmt::format("'{}' names nothing in the base scenario {}", axes[i].path, base_file));
-    }
-  }
 
   const fs::path work = options.out_dir.empty() ? fs::temp_directory_path() / fmt::format("fabsim-sweep-{}", ::getpid())
                                                 : fs::path(options.out_dir);
@@ -172,6 +174,8 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     if (ec) throw core::ConfigError("command line", "-o", fmt::format("cannot create '{}': {}", (work / "points").string(), ec.message()));
   }
   std::vector<Point> points;
+  std::size_t total = 1;
+  for (const auto& a : axes) total *= a.values.size();  // at most kMaxPoints: load_sweep checked
   for (std::size_t k = 0; k < total; ++k) {
     Point p;
     json scenario = base;

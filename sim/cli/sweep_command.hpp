@@ -6,7 +6,9 @@
 /// recorded with its error and the sweep goes on.
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace fabsim::cli {
 
@@ -17,6 +19,24 @@ struct SweepOptions {
   int jobs = 1;
   std::string calibration;  ///< a calibration profile for every point (overrides the base scenario's)
 };
+
+/// One swept setting: a JSON pointer into the scenario and its values.
+struct Axis {
+  std::string path;  ///< e.g. /workload/gpus
+  std::vector<nlohmann::json> values;
+};
+
+/// A sweep file, checked, with its base scenario read and its relative paths
+/// made absolute (points are written elsewhere).
+struct SweepDefinition {
+  std::vector<Axis> axes;
+  std::string base_file;
+  nlohmann::json base;
+};
+
+/// Reads and checks a sweep (fabsim-sweep/1) and its base scenario; a
+/// calibration profile, when given, replaces the base's. Throws core::ConfigError.
+SweepDefinition load_sweep(const std::string& path, const std::string& calibration);
 
 /// Returns 0 when every point ran, 1 when some failed (they are in the output).
 int run_sweep(const SweepOptions& options, std::ostream& out);

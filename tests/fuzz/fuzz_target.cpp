@@ -7,11 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "sim/calibration/measurements.hpp"
+#include "sim/cli/regress_command.hpp"
 #include "sim/cli/simulation_request.hpp"
+#include "sim/cli/sweep_command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/text.hpp"
@@ -26,6 +29,23 @@ namespace {
 /// The input as a file, for loaders that take a path (one per process, reused).
 std::string as_file(const std::string& text, const char* suffix) {
   static const std::string path = "/tmp/fabsim-fuzz-" + std::to_string(::getpid()) + suffix;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+/// The input as configs/FOLDER/input.json beside a link to the stock
+/// scenarios, so that the relative paths of sweeps and baselines resolve.
+std::string as_config_file(const std::string& text, const char* folder) {
+  static const std::string root = "/tmp/fabsim-fuzz-configs-" + std::to_string(::getpid());
+  static const bool made = [] {
+    std::filesystem::create_directories(root + "/sweeps");
+    std::filesystem::create_directories(root + "/regress");
+    std::error_code ignored;
+    std::filesystem::create_directory_symlink(std::string(FABSIM_SOURCE_DIR) + "/configs/scenarios", root + "/scenarios", ignored);
+    return true;
+  }();
+  (void)made;
+  const std::string path = root + "/" + folder + "/input.json";
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
   return path;
 }
@@ -55,6 +75,10 @@ void run(const std::string& text) {
     (void)traces::import_kineto({as_file(text, ".json")}).build();
   } else if (target == "chakra") {
     (void)traces::import_chakra({as_file(text, ".json")}).build();
+  } else if (target == "sweep") {
+    (void)cli::load_sweep(as_config_file(text, "sweeps"), "");
+  } else if (target == "baseline") {
+    (void)cli::load_baseline(as_config_file(text, "regress"));
   } else if (target == "cli_values") {
     std::string why;
     (void)core::parse_size_flag(text);
