@@ -23,10 +23,23 @@ namespace {
 using nlohmann::json;
 constexpr std::uint64_t kMiB = 1u << 20;
 
+/// `object[key]`, or null when the key is missing: a data set's fields are
+/// optional, and a const operator[] on a missing key is undefined.
+const json& member(const json& object, const char* key) {
+  static const json kMissing;
+  const auto it = object.find(key);
+  return it == object.end() ? kMissing : *it;
+}
+
+std::string string_member(const json& object, const char* key) {
+  const json& v = member(object, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
 /// Which stock topology a data set's system runs on, or why none does.
 std::string topology_for(const json& ds, const std::string& dir, std::string& why) {
-  const std::string gpu = ds.value("gpu", "");
-  if (ds.value("nodes", 0) != 1) {
+  const std::string gpu = string_member(ds, "gpu");
+  if (core::integer_in_range(member(ds, "nodes"), 0, core::kMaxGpus) != 1) {
     why = "multi-node systems are not modelled yet";
     return "";
   }
@@ -38,7 +51,7 @@ std::string topology_for(const json& ds, const std::string& dir, std::string& wh
 
 /// The algorithm the data set says NCCL ran (forced or logged), else NCCL's choice.
 std::string algorithm_for(const json& ds) {
-  const std::string recorded = ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "";
+  const std::string recorded = string_member(ds, "algorithm");
   if (recorded.find("NVLS") != std::string::npos) return "nvls";
   if (recorded.find("Ring") != std::string::npos) return "ring";
   return "auto";
@@ -64,12 +77,14 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   const auto& sets = doc["collective_datasets"];
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const json& ds = sets[i];
-    const std::string id = ds.value("id", fmt::format("collective_datasets/{}", i));
+    if (!ds.is_object())
+      throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}", i), fmt::format("expected a data set object, found {}", ds.type_name()));
+    const std::string id = member(ds, "id").is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
     std::string why;
     std::vector<const json*> rows;
-    if (ds.contains("rows") && ds["rows"].is_array())
+    if (member(ds, "rows").is_array())
       for (const auto& r : ds["rows"])
-        if (r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 &&
+        if (r.is_object() && r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 &&
             r.contains("time_us") && r["time_us"].is_number())
           rows.push_back(&r);
     std::string topology;
@@ -77,7 +92,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       why = "CUDA-graph timing has no launch gaps between iterations (not modelled)";
     } else if (rows.empty()) {
       why = "no per-size rows with a byte count and a time (a summary figure)";
-    } else if (!ds["gpus"].is_number_integer() || !ds["collective"].is_string()) {
+    } else if (!member(ds, "gpus").is_number_integer() || !member(ds, "collective").is_string()) {
       why = "no GPU count or collective";
     } else if (!core::integer_in_range(ds["gpus"], 1, core::kMaxGpus)) {
       throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}/gpus", i),
@@ -106,7 +121,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
     json entry = {{"id", id}, {"gpus", ds["gpus"]}, {"collective", ds["collective"]}, {"algorithm", algorithm}, {"rows", json::array()}};
     if (!options.json) {
       fmt::print(out, "\n{} ({} GPUs, {}, measured: {})\n", id, ds["gpus"].get<int>(), ds["collective"].get<std::string>(),
-                 ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
+                 member(ds, "algorithm").is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
       fmt::print(out, "{:>12} {:>10} {:>10} {:>11} {:>11} {:>8}  {}\n", "bytes", "meas us", "pred us", "meas busbw",
                  "pred busbw", "error", "algorithm/protocol");
     }

@@ -120,6 +120,5 @@ endforeach()
 fabsim_error_test_count(fuzz_nccl_tests_without_test_name 4 "nccl_tests_without_test_name.txt: line [0-9]+: 'Collective test starting:' names no test"
   calibrate -m ${HOSTILE}/nccl_tests_without_test_name.txt -o nowhere.json)
 
-# validate runs its simulations in child processes; under ASan the child's
-# leak report at exit changes its status, so these run in the release pass only.
-set_tests_properties("errors: hostile_validate_unknown_collective" "errors: hostile_validate_99_gpus" PROPERTIES LABELS slow)
+fabsim_error_test(hostile_validate_data_set_not_object "measurements_not_object.json: /collective_datasets/0: expected a data set object, found number"
+  validate -m ${HOSTILE}/measurements_not_object.json)
