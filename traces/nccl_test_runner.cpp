@@ -60,8 +60,7 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
   if (parse_algorithm(config.algorithm) == Algorithm::kPat && config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)
     diag.error(at("algo", "--algo"), fmt::format("PAT runs all_gather and reduce_scatter, not {}", collective_name(config.op)));
   if (const auto algo = parse_algorithm(config.algorithm);
-      algo && config.protocol && *config.protocol != topo::Protocol::kSimple &&
-      (*algo == Algorithm::kNvls || *algo == Algorithm::kNvlsTree || *algo == Algorithm::kPat || *algo == Algorithm::kCollNetDirect))
+      algo && config.protocol && *config.protocol != topo::Protocol::kSimple && runs_simple_only(*algo))
     diag.error(at("proto", "--proto"), fmt::format("{} runs the Simple protocol only, not {} (force Simple, or another algorithm)",
                                      config.algorithm, topo::protocol_name(*config.protocol)));
   if (config.min_bytes % config.element_size != 0 || config.max_bytes % config.element_size != 0)

@@ -20,6 +20,7 @@
 #include "sim/report/replay_report.hpp"
 #include "topologies/fabric.hpp"
 #include "topologies/flow_fabric.hpp"
+#include "traces/collectives/tuner.hpp"
 #include "traces/import/importers.hpp"
 #include "traces/replay/trace_loader.hpp"
 
@@ -155,6 +156,9 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
     o.protocol = traces::parse_protocol(f.proto);
     if (!o.protocol) throw core::ConfigError(kOrigin, "--proto", fmt::format("unknown protocol '{}' (expected LL, LL128, Simple or auto)", f.proto));
   }
+  if (o.algorithm && o.protocol && *o.protocol != topo::Protocol::kSimple && traces::runs_simple_only(*o.algorithm))
+    throw core::ConfigError(kOrigin, "--proto", fmt::format("{} runs the Simple protocol only, not {} (force Simple, or another algorithm)",
+                                                            f.algo, topo::protocol_name(*o.protocol)));
   if (f.channels != "auto") {
     const auto c = core::parse_size_flag(f.channels);
     if (!c || *c < 1 || *c > 64) throw core::ConfigError(kOrigin, "--channels", fmt::format("'{}' is not a channel count (1..64 or auto)", f.channels));
@@ -182,10 +186,10 @@ int run_replay(const ReplayFlags& f) {
   core::configure_kernel();
   const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
-  if (f.model == "segment") {
+  {
     std::vector<const traces::Trace*> traces;
     for (const auto& t : loaded.traces) traces.push_back(t.get());
-    check_replay_segment_work(traces, spec, *segment, kOrigin);
+    check_replay_work(traces, spec, f.model == "segment" ? *segment : 0, kOrigin);
   }
   std::unique_ptr<topo::FabricBackend> fabric;
   if (f.model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);

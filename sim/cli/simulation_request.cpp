@@ -22,7 +22,7 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
   const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch,
                                                       calibration_patch(request.calibration_path));
   traces::validate_nccl_test(request.test, spec, request.origin);
-  check_segment_work(request, spec);
+  check_run_work(request, spec);
   std::unique_ptr<topo::FabricBackend> backend;
   if (request.flow_level) {
     backend = std::make_unique<topo::FlowFabric>(spec);

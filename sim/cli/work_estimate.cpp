@@ -29,6 +29,15 @@ std::string advice(double events) {
                      events, kMaxSegmentEvents);
 }
 
+/// An all-to-all of n ranks holds n(n-1) point-to-point flows at once.
+void check_all_to_all_flows(double ranks, const std::string& origin) {
+  const double flows = ranks * (ranks - 1);
+  if (flows > kMaxAllToAllFlows)
+    throw core::ConfigError(origin, "", fmt::format("an all-to-all of {:.0f} ranks holds about {:.2g} flows at flow level (about {:.1f} GB "
+                                                    "at 8 KiB each), more than fabsim holds ({:.0e}): use fewer ranks",
+                                                    ranks, flows, flows * 8192 / 1e9, kMaxAllToAllFlows));
+}
+
 }  // namespace
 
 double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops) {
@@ -38,9 +47,12 @@ double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std
   return n * std::max(by_size, by_steps) * hops;
 }
 
-void check_segment_work(const SimulationRequest& request, const topo::TopologySpec& spec) {
-  if (request.flow_level) return;
+void check_run_work(const SimulationRequest& request, const topo::TopologySpec& spec) {
   const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
+  if (request.flow_level) {
+    if (request.test.op == traces::CollectiveOp::kAllToAll) check_all_to_all_flows(static_cast<double>(ranks), request.origin);
+    return;
+  }
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   for (const auto bytes : traces::nccl_test_sizes(request.test))
@@ -48,8 +60,8 @@ void check_segment_work(const SimulationRequest& request, const topo::TopologySp
   if (events > kMaxSegmentEvents) throw core::ConfigError(request.origin, "", advice(events));
 }
 
-void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
-                               const std::string& origin) {
+void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                       const std::string& origin) {
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   for (const auto* trace : jobs)
@@ -58,6 +70,10 @@ void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, co
         if (op.comm < 0) continue;
         const auto& comm = trace->communicators[static_cast<std::size_t>(op.comm)];
         const double group = comm.groups.empty() ? 1.0 : static_cast<double>(comm.groups.front().size());
+        if (segment == 0) {
+          if (op.type == traces::TraceOpType::kAllToAll || op.type == traces::TraceOpType::kAllToAllv) check_all_to_all_flows(group, origin);
+          continue;
+        }
         double bytes = static_cast<double>(op.bytes);
         for (const auto b : op.matrix) bytes += static_cast<double>(b);
         // Per rank of the program: its share of the collective's events.

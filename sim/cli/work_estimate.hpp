@@ -25,12 +25,17 @@ inline constexpr double kMaxSegmentEvents = 3e8;
 /// takes about `hops` events along its path.
 double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops);
 
-/// Refuses (core::ConfigError) an nccl-test request whose segment-level run
-/// exceeds kMaxSegmentEvents. Flow-level requests pass.
-void check_segment_work(const SimulationRequest& request, const topo::TopologySpec& spec);
+/// Point-to-point flows one all-to-all may hold at flow level: each costs
+/// about 8 KiB (1,024 GPUs, 1M flows, took 8.3 GB), so about 2.4 GB.
+inline constexpr double kMaxAllToAllFlows = 3e5;
 
-/// The same for the replay of `traces` (one per job) at segment level.
-void check_replay_segment_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
-                               const std::string& origin);
+/// Refuses (core::ConfigError) an nccl-test request whose segment-level run
+/// exceeds kMaxSegmentEvents, or whose flow-level all-to-all exceeds
+/// kMaxAllToAllFlows.
+void check_run_work(const SimulationRequest& request, const topo::TopologySpec& spec);
+
+/// The same for the replay of `traces` (one per job); `segment` is 0 at flow level.
+void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                       const std::string& origin);
 
 }  // namespace fabsim::cli

@@ -39,6 +39,11 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
+bool runs_simple_only(Algorithm algorithm) {
+  return algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree || algorithm == Algorithm::kPat ||
+         algorithm == Algorithm::kCollNetDirect;
+}
+
 bool algorithm_runs(Algorithm algorithm, CollectiveOp op) {
   const bool gather_scatter = op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
   switch (algorithm) {

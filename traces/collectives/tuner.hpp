@@ -21,6 +21,10 @@ std::string algorithm_name(Algorithm a);
 /// all-reduce, all-gather and reduce-scatter, PAT for the last two.
 bool algorithm_runs(Algorithm algorithm, CollectiveOp op);
 
+/// NVLS, NVLSTree, PAT and CollNet run NCCL's Simple protocol only: forcing
+/// LL or LL128 with one of them is refused, and NCCL_PROTO=LL leaves them out.
+bool runs_simple_only(Algorithm algorithm);
+
 /// Parses NCCL's algorithm names case-insensitively ("ring", "NVLS"); "auto" is not an algorithm.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 
