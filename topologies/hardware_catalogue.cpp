@@ -103,8 +103,10 @@ class ParamReader {
     const auto source = entry.string("source");
     if (source && source->empty()) entry.diagnostics().error(entry.path_of("source"), "expected a non-empty source");
     entry.reject_unknown_keys();
-    const json& v = (*current_)["value"];
-    sources_.push_back({std::string(key), v.is_string() ? v.get<std::string>() : v.dump(), source.value_or("")});
+    // "value" may be missing (already reported): a const operator[] on a missing key is undefined.
+    const auto v = current_->find("value");
+    const std::string shown = v == current_->end() ? "" : v->is_string() ? v->get<std::string>() : v->dump();
+    sources_.push_back({std::string(key), shown, source.value_or("")});
   }
 
   JsonObject& parent_;

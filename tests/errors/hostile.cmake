@@ -126,3 +126,5 @@ fabsim_error_test(hostile_alltoall_flows "an all-to-all of 1024 ranks holds abou
   nccl-test -t ${CMAKE_SOURCE_DIR}/topologies/ib-fat-tree-1024.json --op alltoall -b 1G -e 1G --model flow)
 fabsim_error_test(hostile_replay_nvls_forced_ll "--proto: nvls runs the Simple protocol only, not LL"
   replay -t ${H100} ${DP8} --algo nvls --proto LL)
+fabsim_error_test(fuzz_parameter_without_value "/gpus/h100-sxm/launch_overhead: missing required key 'value'"
+  nccl-test -t ${H100} --calibration ${HOSTILE}/parameter_without_value.json)
