@@ -1,5 +1,8 @@
 #include "sim/calibration/measurements.hpp"
 
+#include "sim/core/limits.hpp"
+#include "sim/core/text.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -22,15 +25,7 @@ std::vector<std::string> split_words(const std::string& line) {
   return out;
 }
 
-std::optional<double> number(const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
+std::optional<double> number(const std::string& text) { return core::parse_finite(text); }
 
 /// "Ring", "NVLS", "Tree" as a data set records them (forced or logged), else NCCL's choice.
 std::string algorithm_from(const std::string& recorded) {
@@ -90,7 +85,7 @@ Measurements parse_nccl_tests_text(const std::string& text, const std::string& f
         continue;
       }
       for (std::size_t i = 0; i + 1 < words.size(); ++i)
-        if (words[i] == "nGpus") n_gpus_line = static_cast<int>(number(words[i + 1]).value_or(0));
+        if (words[i] == "nGpus") n_gpus_line = core::parse_integer<int>(words[i + 1]).value_or(0);
       // "#  Rank  0 Group  0 Pid  30001 on     node01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3"
       if (words.size() > 2 && words[1] == "Rank") {
         ++rank_lines;
@@ -109,10 +104,10 @@ Measurements parse_nccl_tests_text(const std::string& text, const std::string& f
       diag.error(fmt::format("line {}", line_number), "a result row before any '# Collective test starting:' line");
       continue;
     }
-    const auto size = words.size() >= 8 ? number(words[0]) : std::nullopt;
+    const auto size = words.size() >= 8 ? core::parse_integer<std::int64_t>(words[0]) : std::nullopt;
     const auto time = words.size() >= 8 ? number(words[5]) : std::nullopt;
     const auto busbw = words.size() >= 8 ? number(words[7]) : std::nullopt;
-    if (!size || !time || !busbw || *size < 0) {
+    if (!size || !time || !busbw || *size < 0 || *size > core::kMaxBytes) {
       diag.error(fmt::format("line {}", line_number),
                  fmt::format("expected a result row 'size count type redop root time algbw busbw ...', found '{}'", line));
       continue;
@@ -156,12 +151,18 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
       m.skipped.push_back(fmt::format("{}: no single GPU count", s.id));
       continue;
     }
-    s.gpus = ds["gpus"].get<int>();
-    s.nodes = ds.contains("nodes") && ds["nodes"].is_number_integer() ? ds["nodes"].get<int>() : 1;
+    const auto gpus = core::integer_in_range(ds["gpus"], 1, core::kMaxGpus);
+    const auto nodes = ds.contains("nodes") ? core::integer_in_range(ds["nodes"], 1, core::kMaxGpus) : std::optional<std::int64_t>(1);
+    if (!gpus || !nodes) {
+      diag.error(path + (gpus ? "/nodes" : "/gpus"), fmt::format("expected 1 to {}", core::kMaxGpus));
+      continue;
+    }
+    s.gpus = static_cast<int>(*gpus);
+    s.nodes = static_cast<int>(*nodes);
     s.algorithm = ds.contains("algorithm") && ds["algorithm"].is_string() ? algorithm_from(ds["algorithm"].get<std::string>()) : "";
     if (ds.contains("rows") && ds["rows"].is_array())
       for (const auto& r : ds["rows"])
-        if (r.contains("bytes") && r["bytes"].is_number_integer() && r["bytes"].get<std::int64_t>() > 0 && r.contains("time_us") &&
+        if (r.is_object() && r.contains("bytes") && core::integer_in_range(r["bytes"], 1, core::kMaxBytes) && r.contains("time_us") &&
             r["time_us"].is_number())
           s.rows.push_back({r["bytes"].get<std::uint64_t>(), r["time_us"].get<double>(),
                             r.contains("busbw_GBps") && r["busbw_GBps"].is_number() ? r["busbw_GBps"].get<double>() : 0.0});
@@ -220,14 +221,15 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
 }
 
 Measurements load_measurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw core::ConfigError(path, "", "cannot open the file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = core::read_text_file(path);
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return parse_measurements_json(core::read_json_file(path), path);
-  return parse_nccl_tests_text(text, path);
+  if (first == std::string::npos || text[first] != '{') return parse_nccl_tests_text(text, path);
+  try {
+    return parse_measurements_json(core::parse_json_text(text, path), path);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of another JSON type than the format has somewhere in the file.
+    throw core::ConfigError(path, "", fmt::format("a field has an unexpected JSON type ({})", e.what()));
+  }
 }
 
 }  // namespace fabsim::calibration

@@ -30,7 +30,10 @@ int run_command(fabsim::cli::CommandSet& commands) {
   try {
     return commands.run();
   } catch (const core::ConfigError& e) {
-    for (const auto& d : e.items()) std::cerr << d.to_string() << "\n";
+    // Every problem of a file at once, but not a screenful for a file of another kind.
+    constexpr std::size_t kShown = 20;
+    for (std::size_t i = 0; i < e.items().size() && i < kShown; ++i) std::cerr << e.items()[i].to_string() << "\n";
+    if (e.items().size() > kShown) std::cerr << "note: " << e.items().size() - kShown << " more problems not shown\n";
     return kExitConfigError;
   } catch (const core::SimulationError& e) {
     std::cerr << "error: simulation cannot complete: " << e.what() << "\n";

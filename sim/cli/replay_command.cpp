@@ -212,18 +212,7 @@ int run_replay(const ReplayFlags& f) {
 
 int run_import(const std::string& from, const std::vector<std::string>& files, const std::string& output) {
   core::check_output_path("-o", output, files);
-  traces::TraceBuilder builder = [&] {
-    try {
-      if (from == "nccl-log") return traces::import_nccl_log(files);
-      if (from == "kineto") return traces::import_kineto(files);
-      if (from == "chakra") return traces::import_chakra(files);
-    } catch (const nlohmann::json::exception& e) {
-      // A field of an unexpected JSON type somewhere in the input.
-      throw core::ConfigError(files.size() == 1 ? files.front() : fmt::format("{} (one of {} files)", files.front(), files.size()), "",
-                              fmt::format("a field has an unexpected type for {} input ({})", from, e.what()));
-    }
-    throw core::ConfigError(kOrigin, "--from", fmt::format("unknown format '{}' (expected nccl-log, kineto or chakra)", from));
-  }();
+  traces::TraceBuilder builder = traces::import_trace(from, files);
   const nlohmann::ordered_json doc = builder.build();
   core::write_file_atomically(output, doc.dump(1) + "\n");
   std::size_t ops = 0;

@@ -70,11 +70,11 @@ void run(const std::string& text) {
   } else if (target == "nccl_tests_text") {
     (void)calibration::parse_nccl_tests_text(text, "fuzz");
   } else if (target == "nccl_log") {
-    (void)traces::import_nccl_log({as_file(text, ".log")}).build();
+    (void)traces::import_trace("nccl-log", {as_file(text, ".log")}).build();
   } else if (target == "kineto") {
-    (void)traces::import_kineto({as_file(text, ".json")}).build();
+    (void)traces::import_trace("kineto", {as_file(text, ".json")}).build();
   } else if (target == "chakra") {
-    (void)traces::import_chakra({as_file(text, ".json")}).build();
+    (void)traces::import_trace("chakra", {as_file(text, ".json")}).build();
   } else if (target == "sweep") {
     (void)cli::load_sweep(as_config_file(text, "sweeps"), "");
   } else if (target == "baseline") {

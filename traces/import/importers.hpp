@@ -26,4 +26,9 @@ TraceBuilder import_kineto(const std::vector<std::string>& files);
 /// protobuf JSON objects), one per rank, given in rank order.
 TraceBuilder import_chakra(const std::vector<std::string>& files);
 
+/// The importer for `format` ("nccl-log", "kineto" or "chakra"); a field of
+/// an unexpected JSON type anywhere in the files becomes a core::ConfigError
+/// naming them, like every other input problem.
+TraceBuilder import_trace(const std::string& format, const std::vector<std::string>& files);
+
 }  // namespace fabsim::traces
