@@ -210,9 +210,36 @@ int run_replay(const ReplayFlags& f) {
   return 0;
 }
 
-int run_import(const std::string& from, const std::vector<std::string>& files, const std::string& output) {
+struct ImportFlags {
+  std::string from, output, step;
+  std::vector<std::string> files;
+  bool symmetric = false;
+  int symmetric_from = -1;
+};
+
+traces::ImportOptions import_options(const ImportFlags& f) {
+  traces::ImportOptions o;
+  o.symmetric = f.symmetric || f.symmetric_from >= 0;
+  o.symmetric_template = f.symmetric_from;
+  if (!f.step.empty()) {
+    const auto dash = f.step.find('-', 1);
+    const auto first = core::parse_integer<std::int64_t>(std::string_view(f.step).substr(0, dash));
+    const auto last = dash == std::string::npos ? first : core::parse_integer<std::int64_t>(std::string_view(f.step).substr(dash + 1));
+    if (!first || !last || *first < 0 || *last < *first)
+      throw core::ConfigError(kOrigin, "--step", fmt::format("'{}' is not a profiler step or range of steps (N or A-B, A <= B)", f.step));
+    if (f.from != "kineto") throw core::ConfigError(kOrigin, "--step", "profiler steps exist in Kineto traces only (--from kineto)");
+    o.steps = std::make_pair(*first, *last);
+  }
+  return o;
+}
+
+int run_import(const ImportFlags& f) {
+  const std::string& from = f.from;
+  const std::string& output = f.output;
+  const auto& files = f.files;
+  const traces::ImportOptions options = import_options(f);
   core::check_output_path("-o", output, files);
-  traces::TraceBuilder builder = traces::import_trace(from, files);
+  traces::TraceBuilder builder = traces::import_trace(from, files, options);
   const nlohmann::ordered_json doc = builder.build();
   core::write_file_atomically(output, doc.dump(1) + "\n");
   std::size_t ops = 0;
@@ -253,14 +280,16 @@ int run_check(const std::string& path) {
 void register_trace(CLI::App& app, CommandSet& commands) {
   auto* trace = app.add_subcommand("trace", "Import traces from other formats, or check a native trace");
   trace->require_subcommand(1);
-  auto from = std::make_shared<std::string>();
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto output = std::make_shared<std::string>();
+  auto fi = std::make_shared<ImportFlags>();
   auto* imp = trace->add_subcommand("import", "Convert NCCL debug logs, PyTorch profiler (Kineto) or Chakra traces to fabsim-trace JSON");
-  imp->add_option("--from", *from, "nccl-log, kineto or chakra")->required();
-  imp->add_option("files", *files, "Input files: one per rank (a merged NCCL log is fine), in rank order for chakra")->required();
-  imp->add_option("-o,--output", *output, "The native trace to write")->required();
-  imp->callback([from, files, output, &commands] { commands.action = [from, files, output] { return run_import(*from, *files, *output); }; });
+  imp->add_option("--from", fi->from, "nccl-log, kineto or chakra")->required();
+  imp->add_option("files", fi->files, "Input files: one per rank (a merged NCCL log is fine), in rank order for chakra")->required();
+  imp->add_option("-o,--output", fi->output, "The native trace to write")->required();
+  imp->add_flag("--symmetric", fi->symmetric,
+                "The files cover only some ranks: each missing rank runs the lowest covered rank's program (SPMD), with a warning");
+  imp->add_option("--symmetric-from", fi->symmetric_from, "As --symmetric, with this covered rank's program")->check(CLI::Range(0, static_cast<int>(core::kMaxGpus - 1)));
+  imp->add_option("--step", fi->step, "Kineto: only the GPU work of profiler step N (ProfilerStep#N), or of steps A-B");
+  imp->callback([fi, &commands] { commands.action = [fi] { return run_import(*fi); }; });
   auto path = std::make_shared<std::string>();
   auto* check = trace->add_subcommand("check", "Load a native trace and run every consistency check, without a fabric");
   check->add_option("trace", *path, "Trace file")->required();

@@ -1,5 +1,7 @@
 #include "sim/core/json_reader.hpp"
 
+#include "sim/core/gzip.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -157,7 +159,8 @@ std::string read_text_file(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw ConfigError(path, "", "cannot read the file");
-  return buffer.str();
+  std::string text = buffer.str();
+  return is_gzip(text) ? gunzip(text, path) : text;
 }
 
 std::optional<std::int64_t> integer_in_range(const nlohmann::json& j, std::int64_t min, std::int64_t max) {

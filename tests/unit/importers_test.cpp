@@ -75,15 +75,22 @@ TEST_CASE("NCCL log import counts what it cannot map", "[import]") {
   CHECK(ops_of(built(b), 0).size() == 1);
   CHECK_THROWS_WITH(traces::import_nccl_log({testing::write_temp("none.log", "hello\n")}),
                     Catch::Contains("no NCCL debug lines found"));
-  CHECK_THROWS_WITH(traces::import_nccl_log({testing::write_temp("noinit.log", body)}), Catch::Contains("no 'Init COMPLETE' lines"));
+  CHECK_THROWS_WITH(traces::import_nccl_log({testing::write_temp("nothing.log", "h:1:1 [0] NCCL INFO Bootstrap : Using eth0\n")}),
+                    Catch::Contains("no 'Init COMPLETE' or COLL lines"));
+  // COLL lines alone: the world from [nranks=N], ranks in order of appearance, counted as guessed.
+  auto guessed = traces::import_nccl_log({testing::write_temp("noinit.log", body)});
+  CHECK(guessed.world_size == 2);
+  CHECK(warnings_containing(guessed, "ranks given in order of appearance") == 2);
 }
 
 TEST_CASE("Kineto import: process groups, NCCL kernels with their sizes, compute and its stream wait", "[import]") {
   auto b = traces::import_kineto({real("kineto_rank0_tp2pp2.json")});
   const json doc = built(b);
   CHECK(doc["world_size"] == 4);
-  // Only rank 0's file: the other ranks are reported, not invented.
-  CHECK(warnings_containing(b, "ranks with no profiler file") == 3);
+  // Only rank 0's file: the other ranks are refused, or run rank 0's program when the user says the job is SPMD.
+  CHECK(b.covered_ranks == std::set<int>{0});
+  CHECK_THROWS_WITH(traces::import_trace("kineto", {real("kineto_rank0_tp2pp2.json")}),
+                    Catch::Contains("covers 1 of the 4 ranks its communicators name (missing: 1-3)"));
   const json ops = ops_of(doc, 0);
   REQUIRE(ops.size() == 5);
   CHECK(ops[0]["type"] == "allgather");

@@ -6,8 +6,10 @@
 /// (SPMD) and writes the fabsim-trace JSON.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,10 @@ struct ImportedOp {
   std::uint64_t delay_ns = 0;
   nlohmann::json measured;                 ///< null or an object
   nlohmann::json source;                   ///< null or an object
+  /// The source's per-communicator call number (NCCL's opCount), to align
+  /// partial logs; kNoSequence when the source has none.
+  std::uint64_t sequence = kNoSequence;
+  static constexpr std::uint64_t kNoSequence = std::numeric_limits<std::uint64_t>::max();
 };
 
 class TraceBuilder {
@@ -63,6 +69,9 @@ class TraceBuilder {
   int world_size = 0;
   std::vector<ImportedComm> comms;
   std::map<int, std::vector<ImportedOp>> ops_of_rank;  ///< ranks with a source file
+  /// The global ranks the input covers (a file, or log lines, of their own),
+  /// with or without ops; empty: those of ops_of_rank.
+  std::set<int> covered_ranks;
   ImportWarnings warnings;
 
   /// The native trace. Ops whose root or peer is outside their group are
