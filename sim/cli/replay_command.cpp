@@ -248,7 +248,7 @@ int run_import(const ImportFlags& f) {
              builder.world_size, builder.comms.size(), doc["programs"].size(), ops, builder.warnings.total());
   for (const auto& [what, count] : builder.warnings.counts()) fmt::print(std::cerr, "warning: {} x {}\n", count, what);
   try {
-    traces::parse_trace(nlohmann::json::parse(doc.dump()), output);
+    traces::check_trace_completes(traces::parse_trace(nlohmann::json::parse(doc.dump()), output));
   } catch (const core::ConfigError& e) {
     // The file is written for inspection, but the import has failed: a trace
     // that does not pass `trace check` must not look like a success.
@@ -268,10 +268,13 @@ int run_check(const std::string& path) {
     ops += p.ops.size();
     instances += per_rank * p.ranks.size();
   }
+  const bool completes = traces::check_trace_completes(t);
   fmt::print(std::cout, "trace {} ({}): {} ranks, {} communicators, {} programs, {} ops, {} op instances over {} iteration(s); "
-             "collectives agree and every send has its receive\n",
+             "collectives agree and every send has its receive; {}\n",
              t.name.empty() ? path : t.name, path, t.world_size, t.communicators.size(), t.programs.size(), ops,
-             instances * static_cast<std::size_t>(t.iterations), t.iterations);
+             instances * static_cast<std::size_t>(t.iterations), t.iterations,
+             completes ? "it runs to completion as replay runs it (sends wait for their receives)"
+                       : fmt::format("completion not checked (more than {} op instances to run)", traces::kCompletionCheckBudget));
   return 0;
 }
 

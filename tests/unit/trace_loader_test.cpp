@@ -118,3 +118,24 @@ TEST_CASE("A count with a dtype stands for bytes; a count without one, or an unk
   CHECK_THAT(errors_of(one_op_trace(R"({"id": "a", "type": "allreduce", "comm": "c", "bytes": 8, "dtype": "float"})")),
              Catch::Contains("/programs/0/ops/0/dtype: unknown dtype 'float'"));
 }
+
+TEST_CASE("The completion check runs a trace with replay's blocking semantics", "[trace]") {
+  // Each rank sends to r+1, then receives from r-1: on one stream every send
+  // waits for a receive that is queued behind a send. Deadlock.
+  auto ring = [](bool one_stream) {
+    nlohmann::json programs = nlohmann::json::array();
+    for (int r = 0; r < 4; ++r)
+      programs.push_back({{"ranks", {r}},
+                          {"ops", {{{"id", "s"}, {"type", "send"}, {"comm", "world"}, {"peer", (r + 1) % 4}, {"bytes", 1024}, {"stream", "main"}},
+                                   {{"id", "r"}, {"type", "recv"}, {"comm", "world"}, {"peer", (r + 3) % 4}, {"bytes", 1024},
+                                    {"stream", one_stream ? "main" : "recv"}}}}});
+    return traces::parse_trace({{"format", "fabsim-trace"}, {"version", 1}, {"world_size", 4},
+                                {"communicators", {{{"id", "world"}, {"groups", {{0, 1, 2, 3}}}}}}, {"programs", programs}},
+                               "ring.json");
+  };
+  const auto serial = ring(true);  // every send has its receive: the matching checks pass...
+  CHECK_THROWS_WITH(traces::check_trace_completes(serial),
+                    Catch::Contains("send #1 from rank 0 to rank 1 (op 's' on rank 0) waits for its matching recv on rank 1"));
+  CHECK(traces::check_trace_completes(ring(false)));  // receives on their own stream: it finishes
+  CHECK_FALSE(traces::check_trace_completes(ring(false), 3));  // past the budget: not judged
+}

@@ -19,6 +19,7 @@
 #include "traces/collectives/collective_planner.hpp"
 #include "traces/executor/concurrent_plans.hpp"
 #include "traces/replay/link_sampler.hpp"
+#include "traces/replay/program_graph.hpp"
 #include "traces/replay/trace.hpp"
 
 namespace fabsim::traces {
@@ -76,7 +77,6 @@ class ReplayEngine {
   ReplayResult run();
 
  private:
-  struct ProgramGraph;
   struct Actor;
   struct PendingCollective;
   struct PendingPart;

@@ -4,6 +4,7 @@
 /// (collective sequences that disagree, unmatched send/recv). Throws
 /// core::ConfigError listing every problem found.
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -22,5 +23,13 @@ Trace parse_trace(const nlohmann::json& doc, const std::string& file);
 
 /// The cross-rank checks alone (parse_trace runs them); throws core::ConfigError.
 void check_trace_matching(const Trace& trace);
+
+/// Op instances the completion check simulates at most (a few seconds).
+inline constexpr std::uint64_t kCompletionCheckBudget = 20'000'000;
+
+/// Runs the trace with replay's blocking semantics and zero durations (its
+/// first two iterations): a core::ConfigError naming the stuck operations
+/// when it cannot finish; false when it needs more than `budget` steps (not judged).
+bool check_trace_completes(const Trace& trace, std::uint64_t budget = kCompletionCheckBudget);
 
 }  // namespace fabsim::traces
