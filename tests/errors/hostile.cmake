@@ -128,9 +128,9 @@ fabsim_error_test(hostile_replay_nvls_forced_ll "--proto: nvls runs the Simple p
   replay -t ${H100} ${DP8} --algo nvls --proto LL)
 fabsim_error_test(fuzz_parameter_without_value "/gpus/h100-sxm/launch_overhead: missing required key 'value'"
   nccl-test -t ${H100} --calibration ${HOSTILE}/parameter_without_value.json)
-fabsim_error_test(fuzz_kineto_number_for_string "number_for_string.json: a field has an unexpected type for kineto input"
+fabsim_error_test(fuzz_kineto_number_for_string "number_for_string.json: the input covers 1 of the 4 ranks its communicators name"
   trace import --from kineto ${CMAKE_SOURCE_DIR}/tests/fuzz/regressions/kineto/number_for_string.json -o nowhere.json)
-fabsim_error_test(fuzz_chakra_number_object "number_object.json: a field has an unexpected type for chakra input"
+fabsim_error_test(fuzz_chakra_number_object "number_object.json: is neither Chakra JSON \\(objects starting with '{'\\) nor a Chakra .et protobuf"
   trace import --from chakra ${CMAKE_SOURCE_DIR}/tests/fuzz/regressions/chakra/number_object.json -o nowhere.json)
 fabsim_error_test_count(fuzz_measurements_size_1e63 20 "size_1e63.txt: line 19: expected a result row"
   calibrate -m ${CMAKE_SOURCE_DIR}/tests/fuzz/regressions/measurements/size_1e63.txt -o nowhere.json)

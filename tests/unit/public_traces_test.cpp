@@ -4,8 +4,10 @@
 // completed only when asked, and what is guessed is counted.
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
 #include "test_support.hpp"
 #include "traces/import/importers.hpp"
 #include "traces/replay/trace_loader.hpp"
@@ -168,4 +170,93 @@ TEST_CASE("Kineto --step picks the GPU work launched in ProfilerStep#N", "[impor
   CHECK(step_ops < all_ops);
   o.steps = std::make_pair(std::int64_t{40}, std::int64_t{41});
   CHECK_THROWS_WITH(traces::import_trace("kineto", {file}, o), Catch::Contains("no profiler step in 40-41 (it has steps 4-6)"));
+}
+
+namespace {
+
+std::vector<std::string> astra_workload(const std::string& name, const std::string& extension) {
+  std::vector<std::string> files;
+  for (int r = 0; r < 8; ++r)
+    files.push_back(pub(fmt::format("astra-sim/workload__microbenchmarks__{}__8npus_1MB/{}.{}.{}", name, name, r, extension)));
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("astra-sim microbenchmarks: raw .et protobuf and its jsonizer form import to the same trace", "[import][public]") {
+  for (const std::string name : {"all_reduce", "all_to_all"}) {
+    auto from_et = traces::import_trace("chakra", astra_workload(name, "et"));
+    auto from_json = traces::import_trace("chakra", astra_workload(name, "json"));
+    const json et = built(from_et), js = built(from_json);
+    CHECK(et["programs"] == js["programs"]);
+    CHECK(et["world_size"] == 8);
+    CHECK(group_size(et, "pg0") == 8);
+    for (int rank : {0, 7}) {
+      const json ops = ops_of(et, rank);
+      REQUIRE(ops.size() == 1);
+      CHECK(ops[0]["type"] == (name == "all_reduce" ? "allreduce" : "alltoall"));
+      CHECK(ops[0]["bytes"] == 1048576);  // comm_size, an int64 attribute
+    }
+    // Never a silent assumption: no process-group node, no streams.
+    CHECK(warnings_containing(from_et, "pg '' and '0' taken as the world") == 1);
+    CHECK(warnings_containing(from_et, "without stream attributes") == 8);
+    CHECK(traces::check_trace_completes(traces::parse_trace(et, "astra.json")));
+  }
+}
+
+TEST_CASE("Chakra .et converted from a PyTorch job (gzip): 1,216 GPU nodes, its collectives with their sizes", "[import][public]") {
+  auto b = traces::import_trace("chakra", {pub("chakra/feeder_tests_trace.chakra.0.et.gz")});
+  const json ops = ops_of(built(b), 0);
+  REQUIRE(ops.size() == 1216);
+  std::vector<std::pair<std::string, std::uint64_t>> comms;
+  for (const auto& op : ops)
+    if (op["type"] != "compute") comms.emplace_back(op["type"], op["bytes"]);
+  // The same job's Kineto trace (nccl_parser_config) shows these first sizes: 53120 floats, 53 longs.
+  REQUIRE(comms.size() == 7);
+  CHECK(comms[0] == std::make_pair(std::string("broadcast"), std::uint64_t{212480}));
+  CHECK(comms[1] == std::make_pair(std::string("broadcast"), std::uint64_t{424}));
+  CHECK(comms[2] == std::make_pair(std::string("allreduce"), std::uint64_t{8196000}));
+  CHECK(warnings_containing(b, "dependencies on CPU nodes dropped") > 0);
+}
+
+TEST_CASE("Chakra's feeder JSON (workload_graph) imports; a PyTorch execution trace is refused with how to convert it", "[import]") {
+  const std::string feeder = testing::write_temp("feeder.json", R"({"workload_graph": [
+      {"Id": 1, "Name": "gemm", "NodeType": 4, "is_cpu_op": false, "runtime": 250, "data_deps": []},
+      {"Id": 2, "Name": "ar", "NodeType": 7, "is_cpu_op": false, "runtime": 40, "data_deps": [1], "comm_type": 0, "comm_size": 65536},
+      {"Id": 3, "Name": "host", "NodeType": 4, "is_cpu_op": true, "runtime": 5, "data_deps": []}]})");
+  auto b = traces::import_trace("chakra", {feeder, feeder});
+  const json ops = ops_of(built(b), 1);
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0]["type"] == "compute");
+  CHECK(ops[0]["duration_ns"] == 250000);
+  CHECK(ops[1]["type"] == "allreduce");
+  CHECK(ops[1]["bytes"] == 65536);
+  CHECK(ops[1]["deps"] == json::array({"1"}));
+
+  const std::string et = testing::write_temp("pytorch_et.json", R"({"schema": "1.1.1-chakra.0.0.4", "pid": 7, "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]"}]})");
+  CHECK_THROWS_WITH(traces::import_trace("chakra", {et}), Catch::Contains("is a PyTorch execution trace (schema \"1.1.1-chakra.0.0.4\")"));
+}
+
+TEST_CASE("Chakra: typeless objects are counted, a trace with nothing to replay is an error, a torn .et names its message", "[import]") {
+  const std::string only_cpu = testing::write_temp("cpu.json", R"({"version": "0.0.4"}{"id": "1", "name": "x"}{"id": "2", "name": "cpu", "type": "COMP_NODE",
+      "attr": [{"name": "is_cpu_op", "boolVal": true}]})");
+  CHECK_THROWS_WITH(traces::import_trace("chakra", {only_cpu}),
+                    Catch::Contains("no GPU node to replay in any file") && Catch::Contains("1 x nodes without a type (INVALID_NODE): skipped"));
+  const std::string et = core::read_text_file(pub("astra-sim/workload__microbenchmarks__all_reduce__8npus_1MB/all_reduce.1.et"));
+  const std::string torn = testing::write_temp("torn.et", et.substr(0, et.size() - 5));
+  CHECK_THROWS_WITH(traces::import_trace("chakra", {torn}), Catch::Contains("message 1 (at byte 8) of the Chakra protobuf has no valid length prefix"));
+}
+
+TEST_CASE("astra-sim's custom ring (send to r+1, then receive from r-1, no dependency) replays with eager sends", "[import]") {
+  std::vector<std::string> files;
+  for (int r = 0; r < 4; ++r)
+    files.push_back(testing::write_temp(fmt::format("ring.{}.json", r), fmt::format(R"({{"version": "0.0.4"}}
+        {{"id": "1", "name": "send", "type": "COMM_SEND_NODE", "attr": [{{"name": "is_cpu_op", "boolVal": false}},
+          {{"name": "comm_dst", "int32Val": {}}}, {{"name": "comm_size", "int64Val": "65536"}}]}}
+        {{"id": "2", "name": "recv", "type": "COMM_RECV_NODE", "attr": [{{"name": "is_cpu_op", "boolVal": false}},
+          {{"name": "comm_src", "int32Val": {}}}, {{"name": "comm_size", "int64Val": "65536"}}]}})", (r + 1) % 4, (r + 3) % 4)));
+  auto b = traces::import_trace("chakra", files);
+  const json doc = built(b);
+  CHECK(ops_of(doc, 0)[0]["stream"] != ops_of(doc, 0)[1]["stream"]);  // the send does not hold the receive back
+  CHECK(traces::check_trace_completes(traces::parse_trace(doc, "ring.json")));
 }

@@ -1,23 +1,27 @@
-/// Chakra execution traces (chakra_jsonizer output) -> native trace. One file
-/// per rank, in rank order. GPU nodes replay: COMP_NODE as compute,
+/// Chakra execution traces (any form chakra_input.hpp reads) -> native trace.
+/// One file per rank, in rank order. GPU nodes replay: COMP_NODE as compute,
 /// COMM_COLL_NODE by comm_type, COMM_SEND/RECV_NODE with comm_dst/comm_src;
 /// data_deps between GPU nodes are the dependencies (ctrl_deps are the call
-/// stack), sorted into a topological order; streams from the "stream"
-/// attribute. Process groups come from the "## process_group:init ##" node.
+/// stack), sorted into a topological order. Streams come from the "stream"
+/// attribute (PyTorch-converted traces); a file without any replays as
+/// astra-sim runs it: a DAG where compute nodes run one at a time and each
+/// communication node waits only for its dependencies, so a send never
+/// blocks the receive after it (astra-sim's eager sends). Process groups come
+/// from the "## process_group:init ##" node; without one, pg "" and "0" are
+/// the world (astra-sim's convention), with a warning.
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <limits>
 #include <map>
 #include <queue>
 #include <set>
-#include <sstream>
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/text.hpp"
+#include "traces/import/chakra_input.hpp"
 #include "traces/import/importers.hpp"
 
 namespace fabsim::traces {
@@ -25,50 +29,6 @@ namespace fabsim::traces {
 namespace {
 
 using nlohmann::json;
-
-/// The concatenated objects of a jsonizer file ("}{" with no separator).
-std::vector<json> read_objects(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw core::ConfigError(file, "", "cannot open the file (does it exist and is it readable?)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  std::vector<json> objects;
-  std::size_t pos = 0;
-  while (true) {
-    pos = text.find_first_not_of(" \t\r\n", pos);
-    if (pos == std::string::npos) break;
-    // Find the end of this object by brace depth, skipping strings.
-    std::size_t depth = 0, i = pos;
-    bool in_string = false;
-    for (; i < text.size(); ++i) {
-      const char ch = text[i];
-      if (in_string) {
-        if (ch == '\\') ++i;
-        else if (ch == '"') in_string = false;
-      } else if (ch == '"') {
-        in_string = true;
-      } else if (ch == '{') {
-        ++depth;
-      } else if (ch == '}' && --depth == 0) {
-        break;
-      }
-    }
-    try {
-      objects.push_back(core::parse_json_text(text.substr(pos, i + 1 - pos), file));
-    } catch (const core::ConfigError& e) {
-      // A duplicate key or an overflowing number has a path inside the object; anything else is a syntax error.
-      const auto& d = e.items().front();
-      if (!d.json_path.empty())
-        throw core::ConfigError(file, fmt::format("object {}{}", objects.size(), d.json_path), d.message);
-      throw core::ConfigError(file, "", fmt::format("object {} (at byte {}) is not valid JSON: expected chakra_jsonizer output "
-                                                    "(protobuf JSON objects one after another)", objects.size(), pos));
-    }
-    pos = i + 1;
-  }
-  if (objects.empty()) throw core::ConfigError(file, "", "no JSON objects: expected chakra_jsonizer output");
-  return objects;
-}
 
 /// Attribute values by name; the protobuf JSON writes 64-bit integers as strings.
 std::map<std::string, json> attributes(const json& node) {
@@ -115,10 +75,13 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
   std::map<std::string, std::vector<int>> pg_ranks;  // pg_name -> ranks (empty: all)
   std::map<std::string, std::string> pg_desc;
   std::vector<std::vector<json>> all(files.size());
+  bool pg_table = false;
   for (std::size_t f = 0; f < files.size(); ++f) {
-    all[f] = read_objects(files[f]);
+    all[f] = chakra::read_chakra_file(files[f]).objects;
+    b.covered_ranks.insert(static_cast<int>(f));
     for (const auto& node : all[f]) {
       if (node.value("name", "") != "## process_group:init ##") continue;
+      pg_table = true;
       // inputs.values is a Python repr: "['[{\"pg_name\": ...}]']".
       const std::string values = node.contains("inputs") ? node["inputs"].value("values", "") : "";
       const auto begin = values.find("[{"), end = values.rfind("}]");
@@ -149,6 +112,7 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
     if (const auto it = comm_of_pg.find(pg); it != comm_of_pg.end()) return it->second;
     std::vector<int> ranks = pg_ranks.contains(pg) ? pg_ranks[pg] : std::vector<int>{};
     if (!pg_ranks.contains(pg) && !pg.empty() && pg != "0") return -1;
+    if (!pg_table) b.warnings.add("communication with no process_group:init node in the trace: pg '' and '0' taken as the world (astra-sim's convention)");
     if (ranks.empty())
       for (int r = 0; r < b.world_size; ++r) ranks.push_back(r);  // "" / "0" / [] = the world
     ImportedComm c;
@@ -172,8 +136,19 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
     std::map<std::string, std::vector<std::string>> deps_of;  // kept node -> all its data deps
     std::vector<std::string> order;                            // kept ids in file order
     std::size_t cpu_deps = 0;
-    for (const auto& node : all[f]) {
-      if (!node.contains("type")) continue;  // the GlobalMetadata object
+    bool any_stream = false;
+    for (const auto& node : all[f])
+      if (node.contains("attr") && attributes(node).contains("stream")) any_stream = true;
+    if (!any_stream) b.warnings.add("files without stream attributes: replayed as astra-sim runs them (compute one at a time, communication nodes concurrent, eager sends)");
+    for (std::size_t index = 0; index < all[f].size(); ++index) {
+      const json& node = all[f][index];
+      if (index == 0 && !node.contains("type") && !node.contains("id")) continue;  // the GlobalMetadata object
+      if (!node.contains("type")) {
+        // The jsonizer omits default values: a node without a type is an INVALID_NODE.
+        b.warnings.add("nodes without a type (INVALID_NODE): skipped");
+        continue;
+      }
+      if (!node["type"].is_string()) throw core::ConfigError(files[f], fmt::format("object {}/type", index), "expected a node type name such as \"COMP_NODE\"");
       const std::string type = node["type"].get<std::string>();
       const auto attr = attributes(node);
       const bool cpu = attr.contains("is_cpu_op") && as_int(attr.at("is_cpu_op")) != 0;
@@ -182,6 +157,7 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
       op.id = node_id(node);
       op.name = node.value("name", "").substr(0, 60);
       if (attr.contains("stream")) op.stream = fmt::format("s{}", as_int(attr.at("stream")));
+      else if (!any_stream) op.stream = type == "COMP_NODE" ? "compute" : "comm" + op.id;
       const auto micros = node.contains("durationMicros") ? as_int(node["durationMicros"]) : 0;
       if (type == "COMP_NODE") {
         op.type = "compute";
@@ -263,8 +239,14 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
     }
     if (cpu_deps > 0) b.warnings.add("dependencies on CPU nodes dropped (GPU nodes keep their GPU-to-GPU data dependencies)", cpu_deps);
   }
-  for (int r = 0; r < b.world_size; ++r)
-    if (!b.ops_of_rank.contains(r)) b.warnings.add("ranks with no trace file (the trace replays once every rank's file is imported)");
+  std::size_t ops = 0;
+  for (const auto& [rank, list] : b.ops_of_rank) ops += list.size();
+  if (ops == 0)
+  {
+    std::string skipped;
+    for (const auto& [what, count] : b.warnings.counts()) skipped += fmt::format("; {} x {}", count, what);
+    throw core::ConfigError(files.front(), "", "no GPU node to replay in any file: every node is a CPU, metadata or unknown node" + skipped);
+  }
   return b;
 }
 
