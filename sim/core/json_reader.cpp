@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 #include <vector>
 
 namespace fabsim::core {
@@ -40,52 +41,61 @@ class StrictJsonBuilder : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit StrictJsonBuilder(nlohmann::json& result) : dom_(result, false) {}
 
+  /// Elements of the array at root key `key` go to `sink` one by one as they
+  /// complete, instead of into the document (which keeps that array empty).
+  void stream(std::string key, const ElementSink* sink) {
+    stream_key_ = std::move(key);
+    sink_ = sink;
+  }
+
   std::optional<std::string> problem_path;
   std::string problem;
 
-  bool null() override { return value() && dom_.null(); }
-  bool boolean(bool v) override { return value() && dom_.boolean(v); }
-  bool number_integer(number_integer_t v) override { return value() && dom_.number_integer(v); }
-  bool number_unsigned(number_unsigned_t v) override { return value() && dom_.number_unsigned(v); }
-  bool number_float(number_float_t v, const string_t& s) override { return value() && dom_.number_float(v, s); }
-  bool string(string_t& v) override { return value() && dom_.string(v); }
-  bool binary(binary_t& v) override { return value() && dom_.binary(v); }
+  bool null() override { return begin_element() && value() && active_->null() && end_element(); }
+  bool boolean(bool v) override { return begin_element() && value() && active_->boolean(v) && end_element(); }
+  bool number_integer(number_integer_t v) override { return begin_element() && value() && active_->number_integer(v) && end_element(); }
+  bool number_unsigned(number_unsigned_t v) override { return begin_element() && value() && active_->number_unsigned(v) && end_element(); }
+  bool number_float(number_float_t v, const string_t& s) override { return begin_element() && value() && active_->number_float(v, s) && end_element(); }
+  bool string(string_t& v) override { return begin_element() && value() && active_->string(v) && end_element(); }
+  bool binary(binary_t& v) override { return begin_element() && value() && active_->binary(v) && end_element(); }
 
   bool start_object(std::size_t n) override {
-    if (!open_container()) return false;
-    frames_.push_back(Frame{true, {}, {}, 0});
-    return dom_.start_object(n);
+    if (!open_container() || !begin_element()) return false;
+    push(true);
+    return active_->start_object(n);
   }
   bool key(string_t& k) override {
-    auto& f = frames_.back();
-    if (!f.keys.insert(k).second) {
+    auto& f = frames_[depth_ - 1];
+    if (!add_key(f, k)) {
       problem_path = child_path(path(), k);
       problem = fmt::format("duplicate key '{}' (each key may appear once in an object)", k);
       return false;
     }
-    f.current_key = k;
-    return dom_.key(k);
+    return active_->key(k);
   }
   bool end_object() override {
-    frames_.pop_back();
-    return value() && dom_.end_object();
+    --depth_;
+    return value() && active_->end_object() && end_element();
   }
   bool start_array(std::size_t n) override {
-    if (!open_container()) return false;
-    frames_.push_back(Frame{false, {}, {}, 0});
-    return dom_.start_array(n);
+    if (!open_container() || !begin_element()) return false;
+    const bool streamed = sink_ != nullptr && depth_ == 1 && frames_[0].is_object && frames_[0].current_key() == stream_key_;
+    push(false);
+    if (streamed) streaming_ = true;
+    return active_->start_array(n);
   }
   bool end_array() override {
-    frames_.pop_back();
-    return value() && dom_.end_array();
+    if (streaming_ && depth_ == 2 && active_ == &dom_) streaming_ = false;
+    --depth_;
+    return value() && active_->end_array() && end_element();
   }
   bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
     error_byte = byte;
     // 406 is nlohmann's "number overflow" (e.g. 1e999): it is a value error at a path.
     if (e.id == 406) {
-      problem_path = frames_.empty() ? std::string()
-                     : frames_.back().is_object ? child_path(path(), frames_.back().current_key)
-                                                : child_path(path(), std::to_string(frames_.back().index));
+      problem_path = depth_ == 0 ? std::string()
+                     : frames_[depth_ - 1].is_object ? child_path(path(), frames_[depth_ - 1].current_key())
+                                                     : child_path(path(), std::to_string(frames_[depth_ - 1].index));
       problem = "a number too large for a double (expected a finite number)";
     }
     return false;
@@ -94,35 +104,93 @@ class StrictJsonBuilder : public nlohmann::json_sax<nlohmann::json> {
   std::size_t error_byte = 0;
 
  private:
+  /// Frames are reused (depth_ counts the live ones), so the key lists keep
+  /// their storage: a large document parses without a malloc per key.
   struct Frame {
-    bool is_object;
-    std::set<std::string> keys;
-    std::string current_key;
-    std::size_t index;
+    bool is_object = false;
+    std::vector<std::string> keys;         ///< the first kSmallObject keys, compared linearly
+    std::size_t key_count = 0;
+    std::unordered_set<std::string> more;  ///< the keys after them
+    std::size_t index = 0;
+    const std::string& current_key() const {
+      static const std::string kNone;
+      return key_count == 0 ? kNone : key_count <= kSmallObject ? keys[key_count - 1] : last_big;
+    }
+    std::string last_big;
   };
+  static constexpr std::size_t kSmallObject = 32;
+
+  Frame& push(bool is_object) {
+    if (depth_ == frames_.size()) frames_.emplace_back();
+    Frame& f = frames_[depth_++];
+    f.is_object = is_object;
+    f.key_count = 0;
+    f.more.clear();
+    f.index = 0;
+    return f;
+  }
+
+  /// False when `k` is already a key of this object.
+  static bool add_key(Frame& f, const std::string& k) {
+    const std::size_t small = std::min(f.key_count, kSmallObject);
+    for (std::size_t i = 0; i < small; ++i)
+      if (f.keys[i] == k) return false;
+    if (f.key_count < kSmallObject) {
+      if (f.keys.size() <= f.key_count) f.keys.emplace_back();
+      f.keys[f.key_count] = k;
+    } else {
+      if (!f.more.insert(k).second) return false;
+      f.last_big = k;
+    }
+    ++f.key_count;
+    return true;
+  }
   static constexpr std::size_t kMaxDepth = 256;
 
   bool open_container() {
-    if (frames_.size() < kMaxDepth) return true;
+    if (depth_ < kMaxDepth) return true;
     problem_path = path();
     problem = fmt::format("nesting deeper than {} levels (expected a flatter document)", kMaxDepth);
     return false;
   }
   bool value() {
-    if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
+    if (depth_ > 0 && !frames_[depth_ - 1].is_object) ++frames_[depth_ - 1].index;
     return true;
   }
   std::string path() const {
     std::string p;
-    for (std::size_t i = 1; i < frames_.size(); ++i) {
+    for (std::size_t i = 1; i < depth_; ++i) {
       const auto& parent = frames_[i - 1];
-      p = child_path(p, parent.is_object ? parent.current_key : std::to_string(parent.index));
+      p = child_path(p, parent.is_object ? parent.current_key() : std::to_string(parent.index));
     }
     return p;
   }
 
+  /// A value starting directly inside the streamed array gets a DOM of its own.
+  bool begin_element() {
+    if (!streaming_ || depth_ != 2 || active_ != &dom_) return true;
+    element_ = nlohmann::json();
+    element_dom_.emplace(element_, false);
+    active_ = &*element_dom_;
+    return true;
+  }
+  /// Back at the streamed array's level: the element is complete.
+  bool end_element() {
+    if (active_ == &dom_ || depth_ != 2) return true;
+    active_ = &dom_;
+    (*sink_)(std::move(element_), frames_[1].index - 1);
+    return true;
+  }
+
   std::vector<Frame> frames_;
+  std::size_t depth_ = 0;
   nlohmann::detail::json_sax_dom_parser<nlohmann::json> dom_;
+  nlohmann::detail::json_sax_dom_parser<nlohmann::json>* active_ = &dom_;
+  std::string stream_key_;
+  const ElementSink* sink_ = nullptr;
+  bool streaming_ = false;
+  nlohmann::json element_;
+  std::optional<nlohmann::detail::json_sax_dom_parser<nlohmann::json>> element_dom_;
 };
 
 std::string line_and_column(const std::string& text, std::size_t byte) {
@@ -140,9 +208,12 @@ std::string line_and_column(const std::string& text, std::size_t byte) {
 
 }  // namespace
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
+nlohmann::json parse_json_text(const std::string& text, const std::string& origin) { return parse_json_streaming(text, origin, "", nullptr); }
+
+nlohmann::json parse_json_streaming(const std::string& text, const std::string& origin, const std::string& key, const ElementSink* sink) {
   nlohmann::json result;
   StrictJsonBuilder check(result);
+  if (sink != nullptr) check.stream(key, sink);
   if (!nlohmann::json::sax_parse(text, &check)) {
     if (check.problem_path)
       throw ConfigError(origin, check.problem_path->empty() ? "/" : *check.problem_path, check.problem);
@@ -156,10 +227,23 @@ std::string read_text_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a directory (expected a file)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open the file (does it exist and is it readable?)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  // One read into a string of the file's size (no stream buffer copies: traces reach gigabytes).
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) {
+    text.resize(static_cast<std::size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+  }
   if (in.bad()) throw ConfigError(path, "", "cannot read the file");
-  std::string text = buffer.str();
+  if (size <= 0) {  // a pipe or a special file: read what it gives
+    in.clear();
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
   return is_gzip(text) ? gunzip(text, path) : text;
 }
 

@@ -3,6 +3,7 @@
 /// Diagnostics with the JSON path, and unknown keys are reported rather than
 /// silently ignored.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <limits>
 #include <optional>
@@ -25,7 +26,16 @@ nlohmann::json read_json_file(const std::string& path);
 /// Parses JSON text with the same checks; `origin` names it in errors.
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
 
-/// Reads a whole file; a directory, a missing or unreadable file is a ConfigError.
+/// What parse_json_streaming hands each element of the streamed array to (its index second).
+using ElementSink = std::function<void(nlohmann::json&&, std::size_t)>;
+
+/// parse_json_text for documents too large to hold as a DOM: each element of
+/// the array at the root key `key` goes to `sink` as soon as it is complete
+/// (with the same checks) and is not kept; the document returned has that
+/// array empty. A null sink streams nothing.
+nlohmann::json parse_json_streaming(const std::string& text, const std::string& origin, const std::string& key, const ElementSink* sink);
+
+/// Reads a whole file (gzip-compressed or not); a directory, a missing or unreadable file is a ConfigError.
 std::string read_text_file(const std::string& path);
 
 /// The integer `j` holds when it is one from min to max (no wrap-around of

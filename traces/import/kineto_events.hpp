@@ -5,6 +5,7 @@
 /// CUDA event records and stream waits, and the ProfilerStep#N spans.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,7 +43,8 @@ struct StreamWait {
 };
 
 struct RankEvents {
-  nlohmann::json doc;  ///< owns what the pointers above point into
+  nlohmann::json header;          ///< the document without its events (distributedInfo, ...); traceEvents is []
+  std::deque<nlohmann::json> kept_args;  ///< the args objects the pointers above point into (only those needed)
   std::vector<GpuActivity> gpu;  ///< in GPU start order
   std::map<std::int64_t, CpuSpan> record_params_by_external;
   std::map<std::int64_t, std::vector<CpuSpan>> record_params_by_thread, annotations_by_thread;  ///< by start time
@@ -53,9 +55,11 @@ struct RankEvents {
   bool has_sync_events = false;  ///< cuda_sync "Stream Wait Event" present (newer Kineto)
 };
 
-/// Reads and indexes one trace (gzip or plain JSON); a core::ConfigError for
-/// a file that is not a Kineto trace.
-RankEvents read_rank_events(nlohmann::json doc);
+/// Reads and indexes one trace (gzip or plain JSON), streaming its events:
+/// each is read, indexed and dropped, so a trace of gigabytes needs memory
+/// for what the import keeps, not for its DOM. A core::ConfigError for a
+/// file that is not JSON.
+RankEvents read_rank_events(const std::string& file);
 
 /// The innermost span of `spans` (sorted by start) that contains time t, or null.
 const CpuSpan* enclosing(const std::vector<CpuSpan>& spans, double t);

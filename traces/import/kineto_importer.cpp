@@ -434,7 +434,8 @@ TraceBuilder import_kineto(const std::vector<std::string>& files, const ImportOp
   std::vector<int> rank_of_file;
   bool any_pg_config = false;
   for (const auto& file : files) {
-    json doc = core::read_json_file(file);
+    kineto::RankEvents events = kineto::read_rank_events(file);
+    const json& doc = events.header;
     core::Diagnostics diag(file);
     core::JsonObject root(doc, "", diag);
     const json* info = root.child("distributedInfo", json::value_t::object);
@@ -453,7 +454,7 @@ TraceBuilder import_kineto(const std::vector<std::string>& files, const ImportOp
       comms.add_pg_config(*it);
       any_pg_config = true;
     }
-    ranks.push_back(kineto::read_rank_events(std::move(doc)));
+    ranks.push_back(std::move(events));
   }
   for (int r : rank_of_file)
     if (r >= b.world_size) throw core::ConfigError(files.front(), "/distributedInfo/rank", fmt::format("rank {} is outside the world of {} ranks", r, b.world_size));
