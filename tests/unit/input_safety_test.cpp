@@ -116,3 +116,17 @@ TEST_CASE("outputs are written whole or not at all, and never onto an input", "[
   CHECK(read(target) == "second\n");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("Names that are not valid UTF-8 get U+FFFD for their bad bytes, and say so", "[input]") {
+  bool changed = false;
+  CHECK(core::valid_utf8("ncclKernel_AllReduce", changed) == "ncclKernel_AllReduce");
+  CHECK(core::valid_utf8("µs \xE2\x86\x92 ok", changed) == "µs \xE2\x86\x92 ok");
+  CHECK_FALSE(changed);
+  CHECK(core::valid_utf8("a\x94\x8e_b", changed) == "a\xEF\xBF\xBD\xEF\xBF\xBD_b");  // stray continuation bytes
+  CHECK(changed);
+  changed = false;
+  CHECK(core::valid_utf8("cut \xE2\x86", changed) == "cut \xEF\xBF\xBD\xEF\xBF\xBD");  // a sequence cut at 60 bytes
+  CHECK(core::valid_utf8("\xC0\xAF", changed) == "\xEF\xBF\xBD\xEF\xBF\xBD");         // an overlong '/'
+  CHECK(core::valid_utf8("\xED\xA0\x80", changed) == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  CHECK(changed);
+}

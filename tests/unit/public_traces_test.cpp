@@ -260,3 +260,10 @@ TEST_CASE("astra-sim's custom ring (send to r+1, then receive from r-1, no depen
   CHECK(ops_of(doc, 0)[0]["stream"] != ops_of(doc, 0)[1]["stream"]);  // the send does not hold the receive back
   CHECK(traces::check_trace_completes(traces::parse_trace(doc, "ring.json")));
 }
+
+TEST_CASE("A Chakra .et whose node name is not UTF-8 imports with the bad bytes replaced and counted (fuzzing finding)", "[import]") {
+  auto b = traces::import_trace("chakra", {testing::source_path("tests/fuzz/regressions/chakra/protobuf_name_not_utf8.et")});
+  const json doc = built(b);  // dumps: no invalid UTF-8 left
+  CHECK(warnings_containing(b, "not valid UTF-8") == 1);
+  CHECK(ops_of(doc, 0)[0]["name"] == "a\xEF\xBF\xBD\xEF\xBF\xBD_to_all_8npus_1MB");
+}

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "sim/core/text.hpp"
+
 namespace fabsim::traces {
 
 std::uint64_t ImportWarnings::total() const {
@@ -27,6 +29,21 @@ core::Bytes nccl_datatype_bytes(int datatype, std::string& name) {
 TraceBuilder::TraceBuilder(std::string name, std::string kind, std::vector<std::string> files)
     : name_(std::move(name)), kind_(std::move(kind)), files_(std::move(files)) {}
 
+namespace {
+
+/// Every string of `j` as valid UTF-8 (JSON output requires it); true when one was changed.
+bool make_valid_utf8(nlohmann::ordered_json& j) {
+  bool changed = false;
+  if (j.is_string()) {
+    j = core::valid_utf8(j.get_ref<const std::string&>(), changed);
+  } else if (j.is_structured()) {
+    for (auto& v : j) changed = make_valid_utf8(v) || changed;
+  }
+  return changed;
+}
+
+}  // namespace
+
 nlohmann::ordered_json TraceBuilder::build() {
   using json = nlohmann::ordered_json;  // "format" first, as people write it
   // Local index of each global rank in each communicator's group.
@@ -46,6 +63,7 @@ nlohmann::ordered_json TraceBuilder::build() {
     if (!c.source_id.empty()) j["x-source-id"] = c.source_id;
     comm_list.push_back(std::move(j));
   }
+  bool invalid_utf8 = make_valid_utf8(comm_list);
   // Programs by content: identical per-rank op lists share one program.
   std::map<std::string, std::size_t> program_of_content;
   json programs = json::array();
@@ -99,6 +117,8 @@ nlohmann::ordered_json TraceBuilder::build() {
         ops.push_back(std::move(j));
       }
     }
+    // Names from binary inputs, or cut at 60 bytes, may not be valid UTF-8.
+    invalid_utf8 = make_valid_utf8(ops) || invalid_utf8;
     // Measured times and provenance differ rank by rank; compare what replays.
     json replayed = ops;
     for (auto& o : replayed) o.erase("measured");
@@ -110,10 +130,12 @@ nlohmann::ordered_json TraceBuilder::build() {
     program_of_content.emplace(key, programs.size());
     programs.push_back({{"ranks", json::array({rank})}, {"ops", std::move(ops)}});
   }
+  if (invalid_utf8) warnings.add("names or ids that were not valid UTF-8: their bad bytes replaced by U+FFFD");
   json doc;
   doc["format"] = "fabsim-trace";
   doc["version"] = 1;
   doc["meta"] = {{"name", name_}, {"source", {{"kind", kind_}, {"files", files_}, {"tool", "fabsim trace import"}}}};
+  make_valid_utf8(doc["meta"]);  // file names are bytes too
   doc["world_size"] = world_size;
   doc["communicators"] = std::move(comm_list);
   doc["iterations"] = 1;
