@@ -137,8 +137,13 @@ TEST_CASE("Kineto import of every rank's file gives a trace that replays; unknow
   CHECK(ops[0]["duration_ns"] == 75000);  // the two kernels of stream 7, busy time
   CHECK(ops[1]["bytes"] == 1048576 * 4);
   CHECK_NOTHROW(traces::parse_trace(doc, "imported.json"));
+  // Not a torch.distributed job: rank 0 of 1, said; nothing on the GPU: an error, never an empty trace.
   CHECK_THROWS_WITH(traces::import_kineto({testing::write_temp("bad.json", R"({"traceEvents": []})")}),
-                    Catch::Contains("missing required key 'distributedInfo'"));
+                    Catch::Contains("/traceEvents: no GPU activity"));
+  auto single = traces::import_kineto({testing::write_temp("single.json", R"({"traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 100.0, "dur": 50.0, "args": {"stream": 7}}]})")});
+  CHECK(single.world_size == 1);
+  CHECK(warnings_containing(single, "without distributedInfo") == 1);
 }
 
 TEST_CASE("Chakra import: GPU nodes, their data dependencies, process groups from the metadata node", "[import]") {

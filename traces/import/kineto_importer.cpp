@@ -438,9 +438,15 @@ TraceBuilder import_kineto(const std::vector<std::string>& files, const ImportOp
     const json& doc = events.header;
     core::Diagnostics diag(file);
     core::JsonObject root(doc, "", diag);
-    const json* info = root.child("distributedInfo", json::value_t::object);
+    // A job profiled without torch.distributed has no distributedInfo: rank 0 of 1.
+    static const json kSingleProcess = {{"rank", 0}, {"world_size", 1}};
+    const json* info = root.child("distributedInfo", json::value_t::object, false);
     root.child("traceEvents", json::value_t::array);
     diag.throw_if_any();
+    if (info == nullptr) {
+      b.warnings.add("file without distributedInfo (not a torch.distributed job): rank 0 of 1 assumed");
+      info = &kSingleProcess;
+    }
     core::JsonObject di(*info, "/distributedInfo", diag);
     const auto rank = di.integer("rank", true, 0, core::kMaxGpus - 1);
     const auto world = di.integer("world_size", false, 1, core::kMaxGpus);
@@ -460,10 +466,16 @@ TraceBuilder import_kineto(const std::vector<std::string>& files, const ImportOp
     if (r >= b.world_size) throw core::ConfigError(files.front(), "/distributedInfo/rank", fmt::format("rank {} is outside the world of {} ranks", r, b.world_size));
   if (!any_pg_config) b.warnings.add("no distributedInfo.pg_config: communicators rebuilt from the ops' arguments");
   comms.build_from_pg_config();
+  std::size_t activities = 0;
   for (std::size_t d = 0; d < ranks.size(); ++d) {
     b.covered_ranks.insert(rank_of_file[d]);
+    activities += ranks[d].gpu.size();
     RankImporter(b, comms, options, rank_of_file[d], files[d]).run(ranks[d]);
   }
+  if (activities == 0)
+    throw core::ConfigError(files.front(), "/traceEvents",
+                            "no GPU activity (kernel, gpu_memcpy or gpu_memset events) to replay: profile with "
+                            "ProfilerActivity.CUDA, or check that the trace is of the GPU process");
   return b;
 }
 

@@ -113,7 +113,8 @@ nlohmann::ordered_json TraceBuilder::build() {
         if (!op.stream.empty()) j["stream"] = op.stream;
         if (!op.deps.empty()) j["deps"] = op.deps;
         if (op.delay_ns > 0) j["delay_ns"] = op.delay_ns;
-        if (op.measured.is_object()) j["measured"] = json::parse(op.measured.dump());
+        if (op.measured.is_object())  // to an ordered_json; bad UTF-8 from a log replaced, as everywhere below
+          j["measured"] = json::parse(op.measured.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         ops.push_back(std::move(j));
       }
     }
