@@ -64,7 +64,8 @@ void run(const std::string& text) {
   } else if (target == "calibration_profile") {
     (void)cli::calibration_patch(as_file(text, ".json"));
   } else if (target == "trace") {
-    (void)traces::parse_trace(core::parse_json_text(text, "fuzz"), "fuzz");
+    // Loaded, then run with replay's blocking semantics (bounded: a fuzzed repeat count can ask for millions).
+    (void)traces::check_trace_completes(traces::parse_trace(core::parse_json_text(text, "fuzz"), "fuzz"), 100'000);
   } else if (target == "measurements") {
     (void)calibration::load_measurements(as_file(text, ".json"));
   } else if (target == "nccl_tests_text") {
