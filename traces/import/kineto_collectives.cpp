@@ -19,7 +19,9 @@ std::string native_type_of_collective(const std::string& collective) {
       {"all_to_all", "alltoall"},        {"all_to_all_single", "alltoall"}, {"alltoall_base", "alltoall"},
       {"all_to_allv", "alltoallv"},      {"broadcast", "broadcast"},        {"reduce", "reduce"},
       {"gather", "gather"},              {"scatter", "scatter"},            {"send", "send"},
-      {"recv", "recv"},                  {"barrier", "barrier"}};
+      {"recv", "recv"},                  {"recv_any_source", "recv"},      {"barrier", "barrier"},
+      {"_reduce_oop", "reduce"},         {"allgather_coalesced", "allgather"}, {"all_gather_coalesced", "allgather"},
+      {"_reduce_scatter_tensor_coalesced", "reducescatter"}};
   const auto it = kTypes.find(collective);
   return it == kTypes.end() ? std::string() : it->second;
 }

@@ -77,6 +77,7 @@ std::optional<InitLine> read_init_line(std::string_view message) {
   }
   if (first >= words.size() || words[first] != "comm") return std::nullopt;
   for (std::size_t i = first; i + 1 < words.size(); i += 2) l.fields.emplace(std::string(words[i]), std::string(words[i + 1]));
+  if (!l.fields.contains("nranks") && l.fields.contains("nRanks")) l.fields["nranks"] = l.fields["nRanks"];  // some builds capitalise it
   for (const char* key : {"comm", "rank", "nranks"})
     if (!l.fields.contains(key)) return std::nullopt;
   return l;
