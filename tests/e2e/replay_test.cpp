@@ -216,11 +216,16 @@ std::string public_kineto(const std::string& name) { return testing::source_path
 }  // namespace
 
 TEST_CASE("Compute-only Kineto traces of real jobs replay in their own GPU span (within 5%)", "[replay][public]") {
+  // The last keeps 2,020 all-reduces whose sizes the trace does not record as compute of their
+  // measured time: a 1,733 ms span (an earlier importer dropped them and replayed 643 ms).
   for (const char* name : {"ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-                           "critical_path__cuda_event_sync_multi_stream__event_sync_trace.json.gz"}) {
+                           "critical_path__cuda_event_sync_multi_stream__event_sync_trace.json.gz",
+                           "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz", "triton_example__triton_example.json.gz",
+                           "critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz",
+                           "df_index_resolver__df_index_resolver.json.gz"}) {
     const std::string file = public_kineto(name);
     const auto out = testing::write_temp("compute-only.json", "");
-    REQUIRE(testing::run_fabsim("trace import --from kineto " + file + " -o " + out).exit_code == 0);
+    REQUIRE(testing::run_fabsim("trace import --from kineto --symmetric " + file + " -o " + out).exit_code == 0);
     const double makespan = run_json("replay -t " + topology("hgx-h100") + " " + out)["makespan_us"].get<double>();
     const double span = gpu_span_us(file);
     INFO(name << ": trace span " << span << " us, replay " << makespan << " us");

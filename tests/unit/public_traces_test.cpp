@@ -267,3 +267,21 @@ TEST_CASE("A Chakra .et whose node name is not UTF-8 imports with the bad bytes 
   CHECK(warnings_containing(b, "not valid UTF-8") == 1);
   CHECK(ops_of(doc, 0)[0]["name"] == "a\xEF\xBF\xBD\xEF\xBF\xBD_to_all_8npus_1MB");
 }
+
+TEST_CASE("Kineto without sizes or groups: kernels kept as compute, uneven all-to-alls evened, all counted", "[import][public]") {
+  // 2,020 all-reduce kernels, no collective arguments, annotations without Input Dims.
+  auto sizeless = traces::import_trace("kineto", {pub("kineto/df_index_resolver__df_index_resolver.json.gz")}, symmetric());
+  CHECK(warnings_containing(sizeless, "allreduce whose size the trace does not give") == 2020);
+  // Rank 3 of 8: all_to_all inputs that do not divide by 8 (uneven, splits not recorded).
+  auto uneven = traces::import_trace("kineto", {pub("kineto/trace_diff__control__control.json.gz")}, symmetric());
+  CHECK(warnings_containing(uneven, "an even split of the nearest multiple assumed") == 12);
+  CHECK(warnings_containing(uneven, "the world assumed") == 60);
+  const json doc = built(uneven);
+  for (const auto& op : ops_of(doc, 3))
+    if (op["type"] == "alltoall") CHECK(op["bytes"].get<std::uint64_t>() % 8 == 0);
+  CHECK(traces::check_trace_completes(traces::parse_trace(doc, "uneven.json")));
+  // No distributedInfo at all: rank 0 of 1, said.
+  auto single = traces::import_trace("kineto", {pub("kineto/amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz")});
+  CHECK(single.world_size == 1);
+  CHECK(warnings_containing(single, "without distributedInfo") == 1);
+}

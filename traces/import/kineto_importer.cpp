@@ -341,6 +341,14 @@ class RankImporter {
       op.comm = comms_.world();
       b_.warnings.add("collectives that name no process group: the world assumed");
     }
+    // An all-to-all or reduce-scatter whose buffer does not divide by the group (uneven
+    // all_to_all_single without its split sizes): an even split of the nearest size, counted.
+    if (const auto n = static_cast<core::Bytes>(b_.comms[static_cast<std::size_t>(op.comm)].groups.front().size());
+        (op.type == "alltoall" || op.type == "reducescatter") && *bytes % n != 0) {
+      b_.warnings.add(fmt::format("{} whose bytes do not divide by its group (uneven, split sizes not recorded): "
+                                  "an even split of the nearest multiple assumed", op.type));
+      *bytes = std::max<core::Bytes>(n, (*bytes + n / 2) / n * n);
+    }
     if (op.type == "send" || op.type == "recv") {
       if (peer < 0) {
         b_.warnings.add("send/recv whose peer is in neither its arguments nor an nccl: annotation: kept as compute");
@@ -448,7 +456,11 @@ TraceBuilder import_kineto(const std::vector<std::string>& files, const ImportOp
       info = &kSingleProcess;
     }
     core::JsonObject di(*info, "/distributedInfo", diag);
-    const auto rank = di.integer("rank", true, 0, core::kMaxGpus - 1);
+    auto rank = di.integer("rank", false, 0, core::kMaxGpus - 1);
+    if (!rank && !info->contains("rank")) {
+      b.warnings.add("files whose distributedInfo names no rank: their position among the files taken as the rank");
+      rank = static_cast<std::int64_t>(rank_of_file.size());
+    }
     const auto world = di.integer("world_size", false, 1, core::kMaxGpus);
     diag.throw_if_any();
     if (!world) b.warnings.add("file without distributedInfo.world_size: the world taken as its rank + 1");
