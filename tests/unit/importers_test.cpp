@@ -64,7 +64,7 @@ TEST_CASE("NCCL log import counts what it cannot map", "[import]") {
       "h:1:1 [0] NCCL INFO PutSignal: opCount 1 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 1 comm 0xa [nranks=2] stream 0x5\n"
       "h:1:1 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xa [nranks=2] stream 0x5\n"
       "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] st\n"
-      "garbled NCCL line from two ranks writing at once\n"
+      "21001:21001 [1] NCCL INFO AllReduce: opCount 2 sendbuff (torn by another process writing at once)\n"
       "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xc [nranks=2] stream 0x6\n";
   auto b = traces::import_nccl_log({testing::write_temp("odd.log", head + body)});
   CHECK(warnings_containing(b, "unknown NCCL datatype 42") == 1);
@@ -175,4 +175,29 @@ TEST_CASE("Chakra import rejects what is not jsonizer output and dependency cycl
     {"id": "1", "name": "a", "type": "COMP_NODE", "dataDeps": ["2"], "durationMicros": "5", "attr": [{"name": "is_cpu_op", "boolVal": false}]}
     {"id": "2", "name": "b", "type": "COMP_NODE", "dataDeps": ["1"], "durationMicros": "5", "attr": [{"name": "is_cpu_op", "boolVal": false}]})");
   CHECK_THROWS_WITH(traces::import_chakra({cycle}), Catch::Contains("the data dependencies of nodes 1, 2 form a cycle"));
+}
+
+TEST_CASE("NCCL log lines: launcher prefixes, every Init form, START lines, RCCL's fields, PyTorch's own lines", "[import]") {
+  const std::string log =
+      "[rank0]:[W319 12:03:46.604992123 ProcessGroupNCCL.cpp:4721] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 (NCCL)\n"
+      "w0: w0:19484:21054 [0] NCCL INFO comm 0x557e rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 4f000 commId 0x9ad9 - Init START\n"
+      "w0: w0:19484:21054 [0] NCCL INFO ncclCommInitRankConfig comm 0x557e rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 4f000 commId 0x9ad9 - Init COMPLETE\n"
+      "(RayTrainWorker pid=7, ip=10.0.0.2) w1:19485:21058 [1] NCCL INFO ncclCommInitRankScalable_impl comm 0x55d8 rank 1 nRanks 2 cudaDev 1 "
+      "busId 52000 commId 0x9ad9 - Init COMPLETE\n"
+      "w0: w0:19484:19484 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 acc (nil) count 256 datatype 9 op 0 root 0 "
+      "comm 0x557e [nranks=2] stream (nil) task 0 globalrank 0\n"
+      "(RayTrainWorker pid=7, ip=10.0.0.2) w1:19485:19485 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 acc (nil) count 256 "
+      "datatype 9 op 0 root 0 comm 0x55d8 [nranks=2] stream (nil) task 0 globalrank 1\n";
+  auto b = traces::import_nccl_log({testing::write_temp("forms.log", log)});
+  CHECK(b.warnings.total() == 0);  // PyTorch's "(NCCL)" line is no torn NCCL line
+  const json doc = built(b);
+  CHECK(doc["communicators"][0]["groups"] == json::parse("[[0, 1]]"));
+  for (int rank : {0, 1}) {
+    const json ops = ops_of(doc, rank);
+    REQUIRE(ops.size() == 1);
+    CHECK(ops[0]["bytes"] == 512);  // 256 bf16
+  }
+  // A log cut during init still names its communicators from the START lines.
+  auto cut = traces::import_nccl_log({testing::write_temp("cut.log", log.substr(0, log.find("w0: w0:19484:21054 [0] NCCL INFO ncclCommInitRankConfig")))});
+  CHECK(cut.world_size == 2);
 }

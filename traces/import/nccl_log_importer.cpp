@@ -78,7 +78,13 @@ class LogReader {
       if (!text.empty() && text.back() == '\r') text.pop_back();
       const auto d = nccl_log::read_debug_line(text);
       if (!d) {
-        if (text.find("NCCL") != std::string::npos && text.find("NCCL version") == std::string::npos) ++malformed_;
+        // An NCCL debug line that lost its prefix (two processes writing at once); not PyTorch's
+        // "ProcessGroupNCCL" lines or the bare "NCCL version" banner.
+        for (const char* level : {"NCCL INFO ", "NCCL WARN ", "NCCL TRACE "})
+          if (text.find(level) != std::string::npos) {
+            ++malformed_;
+            break;
+          }
         continue;
       }
       ++nccl_lines;
@@ -112,6 +118,7 @@ class LogReader {
 
  private:
   void add_init(const nccl_log::InitLine& init, const std::string& process, const std::string& file, std::size_t line) {
+    if (content.inits.contains(process + "/" + init.field("comm"))) return;  // its START line came first
     InitRecord r;
     r.rank = number<int>(init.field("rank"), file, line, 0, core::kMaxGpus - 1);
     r.nranks = number<int>(init.field("nranks"), file, line, 1, core::kMaxGpus);

@@ -65,7 +65,9 @@ std::optional<DebugLine> read_debug_line(std::string_view line) {
 }
 
 std::optional<InitLine> read_init_line(std::string_view message) {
-  const std::size_t complete = message.find(" - Init COMPLETE");
+  // COMPLETE, or START (NCCL 2.18+ prints the same fields there: a log cut during init still names its communicators).
+  std::size_t complete = message.find(" - Init COMPLETE");
+  if (complete == std::string_view::npos) complete = message.find(" - Init START");
   if (complete == std::string_view::npos) return std::nullopt;
   const auto words = split_words(message.substr(0, complete));
   std::size_t first = 0;

@@ -22,7 +22,8 @@ struct DebugLine {
 };
 std::optional<DebugLine> read_debug_line(std::string_view line);
 
-/// `[<entry point>] comm 0x… rank R nranks N cudaDev D … - Init COMPLETE`.
+/// `[<entry point>] comm 0x… rank R nranks N cudaDev D … - Init COMPLETE` (or
+/// `- Init START`, which NCCL 2.18+ prints with the same fields).
 /// Entry points seen across versions: ncclCommInitRank, ncclCommInitRankConfig,
 /// ncclCommInitAll, ncclCommInitRankScalable, ncclCommSplit, ncclCommShrink,
 /// RCCL's `…_impl` forms of each, and none at all (NCCL 2.7–2.17).
