@@ -223,10 +223,13 @@ TEST_CASE("Chakra's feeder JSON (workload_graph) imports; a PyTorch execution tr
   const std::string feeder = testing::write_temp("feeder.json", R"({"workload_graph": [
       {"Id": 1, "Name": "gemm", "NodeType": 4, "is_cpu_op": false, "runtime": 250, "data_deps": []},
       {"Id": 2, "Name": "ar", "NodeType": 7, "is_cpu_op": false, "runtime": 40, "data_deps": [1], "comm_type": 0, "comm_size": 65536},
-      {"Id": 3, "Name": "host", "NodeType": 4, "is_cpu_op": true, "runtime": 5, "data_deps": []}]})");
+      {"Id": 3, "Name": "host", "NodeType": 4, "is_cpu_op": true, "runtime": 5, "data_deps": []},
+      {"Id": 4, "Name": "sync", "NodeType": 7, "is_cpu_op": false, "runtime": 3, "data_deps": [2], "comm_type": 0}]})");
   auto b = traces::import_trace("chakra", {feeder, feeder});
   const json ops = ops_of(built(b), 1);
-  REQUIRE(ops.size() == 2);
+  REQUIRE(ops.size() == 3);
+  CHECK(ops[2]["bytes"] == 0);
+  CHECK(warnings_containing(b, "without comm_size") == 2);  // one per file
   CHECK(ops[0]["type"] == "compute");
   CHECK(ops[0]["duration_ns"] == 250000);
   CHECK(ops[1]["type"] == "allreduce");

@@ -179,6 +179,10 @@ TraceBuilder import_chakra(const std::vector<std::string>& files) {
           }
           op.type = t->second;
           op.bytes = bytes;
+          if (!attr.contains("comm_size") && op.type != "barrier")
+            b.warnings.add("collective node without comm_size: 0 bytes (replays as a synchronisation only)");
+          if (const auto dims = attr.find("involved_dim"); dims != attr.end() && dims->second.dump().find("false") != std::string::npos)
+            b.warnings.add("collective node with involved_dim (astra-sim's dimensions): run over its whole process group");
           if (op.type == "broadcast" || op.type == "reduce" || op.type == "gather" || op.type == "scatter") {
             op.root = b.comms[static_cast<std::size_t>(op.comm)].groups.front().front();
             b.warnings.add("rooted collective: Chakra names no root, the group's first rank assumed");
