@@ -1,31 +1,21 @@
 #include <catch2/catch.hpp>
 
 #include "sim/core/error.hpp"
+#include "import_test_support.hpp"
 #include "test_support.hpp"
 #include "traces/import/importers.hpp"
 #include "traces/replay/trace_loader.hpp"
 
 using namespace fabsim;
 using nlohmann::json;
+using testing::built;
+using testing::ops_of;
+using testing::warnings_containing;
 
 namespace {
 
 std::string real(const std::string& name) { return testing::source_path("tests/data/traces/real/" + name); }
 
-/// The built trace as plain JSON, and the ops of the program running `rank`.
-json built(traces::TraceBuilder& b) { return json::parse(b.build().dump()); }
-json ops_of(const json& doc, int rank) {
-  for (const auto& p : doc["programs"])
-    for (const auto& r : p["ranks"])
-      if (r == rank) return p["ops"];
-  return json::array();
-}
-std::uint64_t warnings_containing(const traces::TraceBuilder& b, const std::string& text) {
-  std::uint64_t n = 0;
-  for (const auto& [what, count] : b.warnings.counts())
-    if (what.find(text) != std::string::npos) n += count;
-  return n;
-}
 
 }  // namespace
 

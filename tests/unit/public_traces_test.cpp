@@ -8,25 +8,20 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "import_test_support.hpp"
 #include "test_support.hpp"
 #include "traces/import/importers.hpp"
 #include "traces/replay/trace_loader.hpp"
 
 using namespace fabsim;
 using nlohmann::json;
+using testing::built;
+using testing::ops_of;
+using testing::warnings_containing;
 
 namespace {
 
 std::string pub(const std::string& name) { return testing::source_path("tests/data/traces/public/" + name); }
-
-json built(traces::TraceBuilder& b) { return json::parse(b.build().dump()); }
-
-json ops_of(const json& doc, int rank) {
-  for (const auto& p : doc["programs"])
-    for (const auto& r : p["ranks"])
-      if (r == rank) return p["ops"];
-  return json::array();
-}
 
 std::vector<json> comm_ops(const json& ops) {
   std::vector<json> out;
@@ -39,13 +34,6 @@ std::size_t group_size(const json& doc, const std::string& comm) {
   for (const auto& c : doc["communicators"])
     if (c["id"] == comm) return c["groups"][0].size();
   return 0;
-}
-
-std::uint64_t warnings_containing(const traces::TraceBuilder& b, const std::string& text) {
-  std::uint64_t n = 0;
-  for (const auto& [what, count] : b.warnings.counts())
-    if (what.find(text) != std::string::npos) n += count;
-  return n;
 }
 
 traces::ImportOptions symmetric() {
