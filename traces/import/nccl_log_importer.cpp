@@ -129,7 +129,7 @@ class LogReader {
     r.line = line;
     const std::string pointer_key = process + "/" + init.field("comm");
     const std::string comm_id = init.field("commId");
-    if (init.is_split()) {
+    if (init.is_split() && !init.field("parent").empty()) {
       const std::string parent_pointer = init.field("parent");
       const std::string parent = process + "/" + parent_pointer;
       const int k = splits_of_parent_[parent]++;
@@ -138,6 +138,7 @@ class LogReader {
       const std::string color = init.field("color");
       r.comm_id = !comm_id.empty() ? comm_id : fmt::format("{}/color{}", r.family, color.empty() ? "?" : color);
     } else if (!comm_id.empty()) {
+      // (A split line without its parent has no siblings to group with: a communicator of its own.)
       r.comm_id = r.family = comm_id;
     } else {
       // The k-th commId-less communicator of this size on a device; ranks
