@@ -47,6 +47,22 @@ std::string default_catalogue_path() { return std::string(FABSIM_SOURCE_DIR) + "
 
 namespace {
 
+/// The optional `"fitted_on": ["data set id", ...]` of a parameter entry.
+std::vector<std::string> read_fitted_on(JsonObject& entry) {
+  std::vector<std::string> ids;
+  const json* list = entry.child("fitted_on", json::value_t::array, false);
+  if (!list) return ids;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& id = (*list)[i];
+    if (!id.is_string() || id.get<std::string>().empty()) {
+      entry.diagnostics().error(fmt::format("{}/{}", entry.path_of("fitted_on"), i), "expected a measurement data set id (a non-empty string)");
+      continue;
+    }
+    ids.push_back(id.get<std::string>());
+  }
+  return ids;
+}
+
 /// Reads `{"value": ..., "source": "..."}` at parent[key]: every catalogue
 /// number must say where it comes from.
 class ParamReader {
@@ -102,11 +118,12 @@ class ParamReader {
   void finish(std::string_view key, JsonObject& entry) {
     const auto source = entry.string("source");
     if (source && source->empty()) entry.diagnostics().error(entry.path_of("source"), "expected a non-empty source");
+    std::vector<std::string> fitted_on = read_fitted_on(entry);
     entry.reject_unknown_keys();
     // "value" may be missing (already reported): a const operator[] on a missing key is undefined.
     const auto v = current_->find("value");
     const std::string shown = v == current_->end() ? "" : v->is_string() ? v->get<std::string>() : v->dump();
-    sources_.push_back({std::string(key), shown, source.value_or("")});
+    sources_.push_back({std::string(key), shown, source.value_or(""), std::move(fitted_on)});
   }
 
   JsonObject& parent_;
@@ -227,7 +244,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
         JsonObject pjo(*pj, po.path_of(key), o.diagnostics());
         std::vector<ParamSource> proto_sources;
         m.protocols[proto] = read_protocol(pjo, proto_sources);
-        for (auto& s : proto_sources) m.sources.push_back({key + "." + s.name, s.value, s.source});
+        for (auto& s : proto_sources) m.sources.push_back({key + "." + s.name, s.value, s.source, s.fitted_on});
       }
     }
     po.reject_unknown_keys();
@@ -246,7 +263,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
     if (n.payload_efficiency <= 0 || n.payload_efficiency > 1)
       no.diagnostics().error(no.path_of("payload_efficiency"), "expected a value in (0, 1]");
     no.reject_unknown_keys();
-    for (auto& src : nvls_sources) m.sources.push_back({"nvls." + src.name, src.value, src.source});
+    for (auto& src : nvls_sources) m.sources.push_back({"nvls." + src.name, src.value, src.source, src.fitted_on});
     m.nvls = n;
   }
   o.reject_unknown_keys();

@@ -21,6 +21,9 @@ struct ParamSource {
   std::string name;
   std::string value;   ///< as written in the catalogue
   std::string source;  ///< datasheet, measurement or calibration
+  /// Measurement data sets (ids in configs/measurements/) the value was fitted
+  /// on or derived from: predictions of those sets are in-sample.
+  std::vector<std::string> fitted_on;
 };
 
 /// What a link is, which decides which devices may sit at its ends.

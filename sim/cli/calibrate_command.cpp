@@ -70,12 +70,18 @@ struct Parameters {
   double efficiency = 0;
   double launch_us = 0, ll_step_us = 0, reduce_us = 0;
 
-  json patch(const std::string& why) const {
+  /// `fitted_on` lists the data sets each value was fitted on (empty: a trial, no record).
+  json patch(const std::string& why, const std::vector<std::string>& fitted_on = {}, bool with_efficiency = true) const {
+    const auto entry = [&](json value) {
+      json e = {{"value", std::move(value)}, {"source", why}};
+      if (!fitted_on.empty()) e["fitted_on"] = fitted_on;
+      return e;
+    };
     json p;
-    p["links"][link]["efficiency"] = {{"value", efficiency}, {"source", why}};
-    p["gpus"][gpu]["launch_overhead"] = {{"value", us(launch_us)}, {"source", why}};
-    p["gpus"][gpu]["reduce_latency"] = {{"value", us(reduce_us)}, {"source", why}};
-    p["gpus"][gpu]["protocols"]["ll"]["step_latency"] = {{"value", us(ll_step_us)}, {"source", why}};
+    if (with_efficiency) p["links"][link]["efficiency"] = entry(efficiency);
+    p["gpus"][gpu]["launch_overhead"] = entry(us(launch_us));
+    p["gpus"][gpu]["reduce_latency"] = entry(us(reduce_us));
+    p["gpus"][gpu]["protocols"]["ll"]["step_latency"] = entry(us(ll_step_us));
     return p;
   }
 };
@@ -263,7 +269,11 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     const Parameters before = p;
 
     std::string ids;
-    for (const auto* s : sweeps) ids += (ids.empty() ? "" : ", ") + s->id;
+    std::vector<std::string> id_list;
+    for (const auto* s : sweeps) {
+      ids += (ids.empty() ? "" : ", ") + s->id;
+      id_list.push_back(s->id);
+    }
     Calibrator calibrator(options, topology, sweeps);
     const auto predicted_before = calibrator.predict(p);
     const auto [small_before, large_before] = calibrator.errors(predicted_before);
@@ -272,7 +282,9 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     // busbw is nearly, not exactly, proportional to the efficiency: a few
     // multiplicative steps converge.
     std::string efficiency_from;
-    if (auto ratios = calibrator.bandwidth_ratios(predicted_before); !ratios.empty()) {
+    if (auto ratios = calibrator.bandwidth_ratios(predicted_before); options.latencies_only) {
+      // --fit latencies: the efficiency keeps its value.
+    } else if (!ratios.empty()) {
       efficiency_from = fmt::format("median measured/predicted busbw over {} rows >= 64 MiB of {}", ratios.size(), ids);
       for (int step = 0; step < 3 && !ratios.empty(); ++step) {
         p.efficiency = std::clamp(p.efficiency * median(ratios), 0.05, 1.0);
@@ -292,7 +304,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     const auto [small_after, large_after] = calibrator.errors(predicted_after);
 
     const std::string why = fmt::format("calibration: fabsim calibrate on {} (topology {})", ids, fs::path(topology).filename().string());
-    patch.merge_patch(p.patch(why));
+    patch.merge_patch(p.patch(why, id_list, !efficiency_from.empty()));
     auto record = [&](const std::string& name, const std::string& was, const std::string& now, const std::string& from) {
       fitted.push_back({{"parameter", name}, {"before", was}, {"after", now}, {"fitted_from", from}});
     };

@@ -34,6 +34,7 @@ struct CalibrateOptions {
   std::string output;
   std::string self;
   std::string pcie_link = "pcie-gen5-x16";  ///< the GPUs' PCIe link model, fitted from host transfers
+  bool latencies_only = false;  ///< fit launch overhead, LL step and reduce latency only (`--fit latencies`)
 };
 
 int run_calibrate(const CalibrateOptions& options, std::ostream& out);

@@ -1,167 +1,176 @@
 #include "sim/cli/validate_command.hpp"
 
-#include "sim/cli/child_run.hpp"
-#include "sim/core/limits.hpp"
-#include "sim/cli/simulation_request.hpp"
-
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <map>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
+#include "sim/calibration/accuracy_summary.hpp"
+#include "sim/calibration/provenance.hpp"
+#include "sim/cli/simulation_request.hpp"
+#include "sim/cli/validate_plan.hpp"
+#include "sim/cli/validate_refit.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "topologies/hardware_catalogue.hpp"
 
 namespace fabsim::cli {
 
 namespace {
 
+using calibration::ErrorGroup;
+using calibration::ErrorRow;
 using nlohmann::json;
-constexpr std::uint64_t kMiB = 1u << 20;
 
-/// `object[key]`, or null when the key is missing: a data set's fields are
-/// optional, and a const operator[] on a missing key is undefined.
-const json& member(const json& object, const char* key) {
-  static const json kMissing;
-  const auto it = object.find(key);
-  return it == object.end() ? kMissing : *it;
+std::string sample_name(bool in_sample) { return in_sample ? "in-sample" : "out-of-sample"; }
+std::string scope_name(bool multi_node) { return multi_node ? "multi-node" : "single node"; }
+
+json group_json(const ErrorGroup& g) {
+  return {{"sample", sample_name(g.in_sample)}, {"scope", scope_name(g.multi_node)}, {"gpu", g.family},
+          {"regime", calibration::regime_name(g.regime)}, {"sizes", g.sizes}, {"median_error", g.median_error},
+          {"worst_error", g.worst_error}, {"worst_at", g.worst_at}};
 }
 
-std::string string_member(const json& object, const char* key) {
-  const json& v = member(object, key);
-  return v.is_string() ? v.get<std::string>() : "";
+void print_groups(std::ostream& out, const std::vector<ErrorGroup>& groups, const char* in_label, const char* out_label) {
+  fmt::print(out, "{:<15} {:<12} {:<6} {:<16} {:>5} {:>7} {:>7}  {}\n", "sample", "nodes", "GPU", "regime", "sizes", "median", "worst",
+             "worst at");
+  for (const auto& g : groups)
+    fmt::print(out, "{:<15} {:<12} {:<6} {:<16} {:>5} {:>6.1f}% {:>6.1f}%  {}\n", g.in_sample ? in_label : out_label,
+               scope_name(g.multi_node), g.family, calibration::regime_name(g.regime), g.sizes, 100 * g.median_error,
+               100 * g.worst_error, g.worst_at);
 }
 
-/// Which stock topology a data set's system runs on, or why none does.
-std::string topology_for(const json& ds, const std::string& dir, std::string& why) {
-  const std::string gpu = string_member(ds, "gpu");
-  if (core::integer_in_range(member(ds, "nodes"), 0, core::kMaxGpus) != 1) {
-    why = "multi-node systems are not modelled yet";
-    return "";
-  }
-  if (gpu.find("H100") != std::string::npos && gpu.find("SXM") != std::string::npos) return dir + "/hgx-h100.json";
-  if (gpu.find("A100") != std::string::npos && gpu.find("SXM") != std::string::npos) return dir + "/dgx-a100.json";
-  why = fmt::format("no stock topology for GPU '{}'", gpu);
-  return "";
+/// The out-of-sample median of one regime over every GPU family and scope.
+std::optional<double> out_of_sample_median(const std::vector<ErrorRow>& rows, calibration::Regime regime) {
+  std::vector<double> errors;
+  for (const auto& r : rows)
+    if (!r.in_sample && calibration::regime_of(r.bytes) == regime) errors.push_back(std::abs(r.error));
+  if (errors.empty()) return std::nullopt;
+  return calibration::median(errors);
 }
 
-/// The algorithm the data set says NCCL ran (forced or logged), else NCCL's choice.
-std::string algorithm_for(const json& ds) {
-  const std::string recorded = string_member(ds, "algorithm");
-  if (recorded.find("NVLS") != std::string::npos) return "nvls";
-  if (recorded.find("Ring") != std::string::npos) return "ring";
-  return "auto";
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+/// The catalogue the predictions run on, with the profile's patch merged in.
+json effective_catalogue(const ValidateOptions& options) {
+  json catalogue = core::read_json_file(topo::default_catalogue_path());
+  if (!options.calibration.empty()) catalogue.merge_patch(calibration_patch(options.calibration));
+  return catalogue;
 }
 
 }  // namespace
 
 int run_validate(const ValidateOptions& options, std::ostream& out) {
   if (!options.calibration.empty()) (void)calibration_patch(options.calibration);  // a bad profile is its own error
+  if (options.refit && !options.calibration.empty())
+    throw core::ConfigError("command line", "--refit", "cannot be combined with --calibration: the refit replaces the fitted values itself");
   const json doc = core::read_json_file(options.measurements);
-  if (!doc.contains("collective_datasets") || !doc["collective_datasets"].is_array())
-    throw core::ConfigError(options.measurements, "/collective_datasets", "expected an array of data sets");
-
-  std::vector<double> latency_errors, bandwidth_errors;
   json report = {{"datasets", json::array()}, {"skipped", json::array()}};
-  const auto& sets = doc["collective_datasets"];
-  for (std::size_t i = 0; i < sets.size(); ++i) {
-    const json& ds = sets[i];
-    if (!ds.is_object())
-      throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}", i), fmt::format("expected a data set object, found {}", ds.type_name()));
-    const std::string id = member(ds, "id").is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
-    std::string why;
-    std::vector<const json*> rows;
-    if (member(ds, "rows").is_array())
-      for (const auto& r : ds["rows"])
-        if (r.is_object() && r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 &&
-            r.contains("time_us") && r["time_us"].is_number())
-          rows.push_back(&r);
-    std::string topology;
-    if (id.find("cudagraph") != std::string::npos) {
-      why = "CUDA-graph timing has no launch gaps between iterations (not modelled)";
-    } else if (rows.empty()) {
-      why = "no per-size rows with a byte count and a time (a summary figure)";
-    } else if (!member(ds, "gpus").is_number_integer() || !member(ds, "collective").is_string()) {
-      why = "no GPU count or collective";
-    } else if (!core::integer_in_range(ds["gpus"], 1, core::kMaxGpus)) {
-      throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}/gpus", i),
-                              fmt::format("expected 1 to {} GPUs, found {}", core::kMaxGpus, ds["gpus"].dump()));
-    } else {
-      topology = topology_for(ds, options.topology_dir, why);
-    }
-    if (topology.empty()) {
-      report["skipped"].push_back({{"id", id}, {"reason", why}});
-      continue;
-    }
-    std::uint64_t lo = ~0ull, hi = 0;
-    for (const auto* r : rows) {
-      lo = std::min(lo, (*r)["bytes"].get<std::uint64_t>());
-      hi = std::max(hi, (*r)["bytes"].get<std::uint64_t>());
-    }
-    const std::string algorithm = algorithm_for(ds);
-    std::vector<std::string> args{"nccl-test", "--topology", topology, "--op", ds["collective"].get<std::string>(), "-g",
-                                  std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
-                                  "--algo", algorithm, "--format", "json"};
-    if (!options.calibration.empty()) args.insert(args.end(), {"--calibration", options.calibration});
-    const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", i)});
-    std::map<std::uint64_t, const json*> by_bytes;
-    for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = &row;
+  const auto plans = plan_datasets(doc, options, report["skipped"]);
+  const calibration::SampleBook book(doc, calibration::fitted_parameters(effective_catalogue(options)));
 
-    json entry = {{"id", id}, {"gpus", ds["gpus"]}, {"collective", ds["collective"]}, {"algorithm", algorithm}, {"rows", json::array()}};
+  std::vector<ErrorRow> counted;
+  std::set<std::string> seen;  // run|collective|gpus|algorithm|bytes: a repeat of one run counts once
+  for (const auto& plan : plans) {
+    const json& ds = *plan.dataset;
+    const auto predicted = predict_dataset(plan, options, options.calibration);
+    const auto fitted = relevant_fitted(book, plan);
+    const bool in_sample = !fitted.empty();
+    const bool multi_node = ds.value("nodes", 1) > 1;
+    json entry = {{"id", plan.id}, {"gpus", ds["gpus"]}, {"collective", ds["collective"]}, {"algorithm", plan.algorithm},
+                  {"run", book.run_of(plan.id)}, {"sample", sample_name(in_sample)}, {"fitted_parameters", fitted}, {"rows", json::array()}};
     if (!options.json) {
-      fmt::print(out, "\n{} ({} GPUs, {}, measured: {})\n", id, ds["gpus"].get<int>(), ds["collective"].get<std::string>(),
-                 member(ds, "algorithm").is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
-      fmt::print(out, "{:>12} {:>10} {:>10} {:>11} {:>11} {:>8}  {}\n", "bytes", "meas us", "pred us", "meas busbw",
-                 "pred busbw", "error", "algorithm/protocol");
+      fmt::print(out, "\n{} ({} GPUs, {}, measured: {})\n", plan.id, ds["gpus"].get<int>(), ds["collective"].get<std::string>(),
+                 ds.contains("algorithm") && ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
+      fmt::print(out, "run {}; {}\n", book.run_of(plan.id),
+                 in_sample ? fmt::format("in-sample: fitted {}", fmt::join(fitted, ", ")) : "out-of-sample: no parameter was fitted on this run");
+      fmt::print(out, "{:>12} {:>10} {:>10} {:>11} {:>11} {:>8}  {}\n", "bytes", "meas us", "pred us", "meas busbw", "pred busbw",
+                 "error", "algorithm/protocol");
     }
-    for (const auto* r : rows) {
+    for (const auto* r : plan.rows) {
       const auto bytes = (*r)["bytes"].get<std::uint64_t>();
-      const auto it = by_bytes.find(bytes);
-      if (it == by_bytes.end()) continue;
-      const json& p = *it->second;
+      const auto it = predicted.find(bytes);
+      if (it == predicted.end()) continue;
+      const json& p = it->second;
       const double measured_us = (*r)["time_us"].get<double>();
       // Times, not busbw: the published tables round small busbw to 0.00.
       const double error = (p["time_us"].get<double>() - measured_us) / measured_us;
-      (bytes < kMiB ? latency_errors : bandwidth_errors).push_back(std::abs(error));
-      const double measured_busbw = (*r).contains("busbw_GBps") && (*r)["busbw_GBps"].is_number() ? (*r)["busbw_GBps"].get<double>() : 0.0;
+      const bool first = seen.insert(fmt::format("{}|{}|{}|{}|{}", book.run_of(plan.id), ds["collective"].get<std::string>(),
+                                                 ds["gpus"].get<int>(), plan.algorithm, bytes))
+                             .second;
+      if (first) counted.push_back({plan.id, bytes, error, in_sample, multi_node, calibration::gpu_family(ds.value("gpu", ""))});
+      const double measured_busbw = r->contains("busbw_GBps") && (*r)["busbw_GBps"].is_number() ? (*r)["busbw_GBps"].get<double>() : 0.0;
       entry["rows"].push_back({{"bytes", bytes}, {"measured_us", measured_us}, {"predicted_us", p["time_us"]},
                                {"measured_busbw_GBps", measured_busbw}, {"predicted_busbw_GBps", p["busbw_GBps"]},
-                               {"error", std::round(error * 1e4) / 1e4}});
+                               {"error", std::round(error * 1e4) / 1e4}, {"counted", first}});
       if (!options.json)
-        fmt::print(out, "{:>12} {:>10.2f} {:>10.2f} {:>11.2f} {:>11.2f} {:>+7.1f}%  {}/{}\n", bytes, measured_us,
+        fmt::print(out, "{:>12} {:>10.2f} {:>10.2f} {:>11.2f} {:>11.2f} {:>+7.1f}%  {}/{}{}\n", bytes, measured_us,
                    p["time_us"].get<double>(), measured_busbw, p["busbw_GBps"].get<double>(), 100 * error,
-                   p["algorithm"].get<std::string>(), p["protocol"].get<std::string>());
+                   p["algorithm"].get<std::string>(), p["protocol"].get<std::string>(), first ? "" : "  (repeat: not counted)");
     }
-    report["datasets"].push_back(entry);
+    report["datasets"].push_back(std::move(entry));
   }
 
-  const double lat = median(latency_errors), bw = median(bandwidth_errors);
-  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-  report["summary"] = {{"latency_bound", {{"sizes", latency_errors.size()}, {"median_error", lat}, {"worst_error", worst(latency_errors)}}},
-                       {"bandwidth_bound", {{"sizes", bandwidth_errors.size()}, {"median_error", bw}, {"worst_error", worst(bandwidth_errors)}}}};
-  const bool failed = (options.max_latency_error > 0 && lat > options.max_latency_error) ||
-                      (options.max_bandwidth_error > 0 && bw > options.max_bandwidth_error);
+  const auto groups = calibration::summarize(counted);
+  report["summary"] = json::array();
+  for (const auto& g : groups) report["summary"].push_back(group_json(g));
+  report["out_of_sample_pooled"] = json::object();  // every GPU family and scope together, per regime
+  for (const auto regime : {calibration::Regime::kLatency, calibration::Regime::kMid, calibration::Regime::kBandwidth})
+    if (const auto m = out_of_sample_median(counted, regime)) report["out_of_sample_pooled"][calibration::regime_name(regime)] = *m;
+  report["unknown_fitted_on"] = book.unknown_ids();
+
+  std::vector<ErrorGroup> refit_groups;
+  if (options.refit) {
+    std::vector<ErrorRow> refit_rows;
+    report["refit"] = refit_in_sample(plans, book, doc, options, refit_rows);
+    refit_groups = calibration::summarize(refit_rows);
+    report["refit_summary"] = json::array();
+    for (const auto& g : refit_groups) {
+      json j = group_json(g);
+      j["sample"] = g.in_sample ? "refitted, partly in-sample" : "refitted, out-of-sample";
+      report["refit_summary"].push_back(std::move(j));
+    }
+  }
+
+  bool failed = false;
+  std::vector<std::string> checks;
+  const auto check = [&](double bound, calibration::Regime regime, const char* flag) {
+    if (bound <= 0) return;
+    const auto m = out_of_sample_median(counted, regime);
+    if (!m)
+      throw core::ConfigError("command line", flag,
+                              fmt::format("{} has no out-of-sample {} rows: there is nothing to bound (in-sample rows are not accuracy)",
+                                          options.measurements, calibration::regime_name(regime)));
+    failed = failed || *m > bound;
+    checks.push_back(fmt::format("out-of-sample {} median over every GPU {:.2f}% (bound {:.2f}%): {}", calibration::regime_name(regime),
+                                 100 * *m, 100 * bound, *m > bound ? "FAILED" : "passed"));
+  };
+  check(options.max_latency_error, calibration::Regime::kLatency, "--max-latency-error");
+  check(options.max_bandwidth_error, calibration::Regime::kBandwidth, "--max-bandwidth-error");
+
   if (options.json) {
     out << report.dump(1) << '\n';
-  } else {
-    fmt::print(out, "\nskipped {} data sets:\n", report["skipped"].size());
-    for (const auto& s : report["skipped"]) fmt::print(out, "  {}: {}\n", s["id"].get<std::string>(), s["reason"].get<std::string>());
-    fmt::print(out, "\nsummary (|predicted - measured| / measured time)\n");
-    fmt::print(out, "latency-bound (< 1 MiB)     sizes {:>4}  median {:5.1f}%  worst {:5.1f}%\n", latency_errors.size(), 100 * lat, 100 * worst(latency_errors));
-    fmt::print(out, "bandwidth-bound (>= 1 MiB)  sizes {:>4}  median {:5.1f}%  worst {:5.1f}%\n", bandwidth_errors.size(), 100 * bw, 100 * worst(bandwidth_errors));
-    if (options.max_latency_error > 0 || options.max_bandwidth_error > 0) fmt::print(out, "check: {}\n", failed ? "FAILED" : "passed");
+    return failed ? 1 : 0;
   }
+  fmt::print(out, "\nskipped {} data sets:\n", report["skipped"].size());
+  for (const auto& s : report["skipped"]) fmt::print(out, "  {}: {}\n", s["id"].get<std::string>(), s["reason"].get<std::string>());
+  if (!book.unknown_ids().empty())
+    fmt::print(out, "\nthe catalogue's fitted_on names data sets this file lacks: {}\n", fmt::join(book.unknown_ids(), ", "));
+  fmt::print(out,
+             "\nsummary: |predicted - measured| / measured time; repeats of one run count once; regimes: latency-bound < 256 KiB,\n"
+             "mid 256 KiB - 64 MiB, bandwidth-bound >= 64 MiB. Only out-of-sample rows measure accuracy.\n");
+  print_groups(out, groups, "in-sample", "out-of-sample");
+  if (options.refit) {
+    fmt::print(out, "\nleave one run out (--refit): each in-sample run predicted with the parameters it fixed refitted without it\n");
+    for (const auto& r : report["refit"])
+      fmt::print(out, "  {}: refitted {} on {}; still in-sample: {}\n", r["run"].get<std::string>(),
+                 r["refitted"].empty() ? "nothing" : fmt::format("{}", fmt::join(r["refitted"].get<std::vector<std::string>>(), ", ")),
+                 r["refitted_on"].empty() ? "-" : fmt::format("{}", fmt::join(r["refitted_on"].get<std::vector<std::string>>(), ", ")),
+                 r["still_in_sample"].empty() ? "none" : fmt::format("{}", fmt::join(r["still_in_sample"].get<std::vector<std::string>>(), ", ")));
+    print_groups(out, refit_groups, "partly fitted", "refitted");
+  }
+  for (const auto& line : checks) fmt::print(out, "check: {}\n", line);
   return failed ? 1 : 0;
 }
 

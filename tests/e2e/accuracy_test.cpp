@@ -1,9 +1,19 @@
+// The README's accuracy claims (its generated blocks, written by
+// scripts/readme-claims), asserted as tightly as they are stated: error
+// medians and worst errors may grow by 0.5 points at most, absolute figures
+// may move by 0.5%. A model change that makes a figure worse fails here until
+// the claim is updated in the same commit.
+//
+// "accuracy:" cases compare with data no parameter was fitted on (out of
+// sample). "consistency:" cases compare with the data a parameter was fitted
+// or set from: they catch a broken fit, and are never counted as validation.
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
+#include <tuple>
 
 #include "test_support.hpp"
 
@@ -13,180 +23,153 @@ using nlohmann::json;
 
 namespace {
 
-json published() {
-  std::ifstream in(source_path("configs/measurements/published-measurements.json"));
-  REQUIRE(in.good());
-  return json::parse(in);
-}
+constexpr double kErrorMargin = 0.005;   // 0.5 points on an error
+constexpr double kFigureMargin = 0.005;  // 0.5% on an absolute figure
 
-const json& dataset(const json& all, const std::string& id) {
-  for (const auto& d : all["collective_datasets"])
-    if (d["id"] == id) return d;
-  FAIL("no data set " << id);
-  throw std::logic_error("unreachable");
-}
-
-std::map<std::uint64_t, json> predicted(const std::string& args, const std::string& topology = "topologies/hgx-h100.json") {
-  const auto r = run_fabsim("nccl-test --topology " + source_path(topology) + " " + args + " --format json");
+json validate(const std::string& extra = "") {
+  const auto r = run_fabsim("validate --measurements " + source_path("configs/measurements/published-measurements.json") + " --json " + extra);
   REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
-  std::map<std::uint64_t, json> rows;
-  for (const auto& row : doc["rows"]) rows[row["bytes"].get<std::uint64_t>()] = row;
-  return rows;
+  return json::parse(r.out);
+}
+
+json rows(const std::string& topology, const std::string& args) {
+  const auto r = run_fabsim("nccl-test --topology " + source_path("topologies/" + topology + ".json") + " " + args + " --format json");
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out)["rows"];
+}
+
+double busbw(const std::string& topology, const std::string& args) { return rows(topology, args)[0]["busbw_GBps"].get<double>(); }
+
+/// A claimed error group: sizes counted, median and worst |error| as the README states them.
+struct Claim {
+  std::string sample, gpu, regime;
+  std::size_t sizes;
+  double median, worst;
+};
+
+/// Every group of `summary` whose sample starts with `sample_prefix` is claimed, and holds its claim.
+void check_claims(const json& summary, const std::string& sample_prefix, const std::vector<Claim>& claims) {
+  std::map<std::tuple<std::string, std::string, std::string>, const json*> groups;
+  for (const auto& g : summary)
+    if (g["sample"].get<std::string>().rfind(sample_prefix, 0) == 0) groups[{g["sample"], g["gpu"], g["regime"]}] = &g;
+  CHECK(groups.size() == claims.size());
+  for (const auto& c : claims) {
+    const auto it = groups.find({c.sample, c.gpu, c.regime});
+    INFO(c.sample << " " << c.gpu << " " << c.regime);
+    REQUIRE(it != groups.end());
+    const json& g = *it->second;
+    INFO("sizes " << g["sizes"] << ", median " << 100 * g["median_error"].get<double>() << "%, worst "
+                  << 100 * g["worst_error"].get<double>() << "% at " << g["worst_at"]);
+    CHECK(g["sizes"].get<std::size_t>() == c.sizes);
+    CHECK(g["median_error"].get<double>() <= c.median + kErrorMargin);
+    CHECK(g["worst_error"].get<double>() <= c.worst + kErrorMargin);
+  }
+}
+
+void check_figure(double value, double claimed) {
+  INFO("fabsim " << value << ", claimed " << claimed);
+  CHECK(std::abs(value / claimed - 1) <= kFigureMargin);
 }
 
 }  // namespace
 
-TEST_CASE("8-GPU ring all-reduce plateau is within 10% of the published ~370 GB/s at >= 256 MB", "[accuracy]") {
-  const json data = published();
-  // Maintainer figure (nccl-tests#212) and a measured NVLS-disabled run (nccl-tests#309).
-  const double maintainer = dataset(data, "h100_8gpu_all_reduce_maintainer_expectation")["rows"][0]["busbw_GBps"].get<double>();
-  const double measured = dataset(data, "h100_8gpu_all_reduce_nvls_disabled_issue309")["rows"][0]["busbw_GBps"].get<double>();
-  const auto rows = predicted("-b 256M -e 8G -g 8 --algo ring");
-  for (const auto& [bytes, row] : rows) {
-    const double busbw = row["busbw_GBps"].get<double>();
-    INFO("bytes " << bytes << " busbw " << busbw);
-    CHECK(std::abs(busbw - maintainer) / maintainer < 0.10);
-    CHECK(std::abs(busbw - measured) / measured < 0.10);
+TEST_CASE("accuracy: out-of-sample single-node errors are the README's (H100 bandwidth-bound median 1.4%, A100 P2P 19.6%)",
+          "[accuracy]") {
+  const json doc = validate();
+  check_claims(doc["summary"], "out-of-sample",
+               {{"out-of-sample", "H100", "bandwidth-bound", 30, 0.014, 0.097}, {"out-of-sample", "A100", "bandwidth-bound", 4, 0.196, 0.523}});
+  // Every family together, what the ctest bounds (README: 2.1%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.021 + kErrorMargin);
+  CHECK_FALSE(doc["out_of_sample_pooled"].contains("latency-bound"));  // no held-out data below 256 KiB yet
+  // Repeats of one run count once: the 4-GPU Ring and auto sets repeat the fitted sweep's run.
+  for (const auto& ds : doc["datasets"])
+    if (ds["id"] == "h100_sxm_4gpu_all_reduce_auto_256M-8G_nccl2.29")
+      for (const auto& row : ds["rows"]) CHECK_FALSE(row["counted"].get<bool>());
+}
+
+TEST_CASE("consistency: in-sample errors on the sweeps the latencies, drift and gather/scatter efficiency were fitted on",
+          "[accuracy]") {
+  check_claims(validate()["summary"], "in-sample",
+               {{"in-sample", "H100", "latency-bound", 39, 0.008, 0.192},
+                {"in-sample", "H100", "mid", 24, 0.127, 0.338},
+                {"in-sample", "H100", "bandwidth-bound", 24, 0.006, 0.029}});
+}
+
+TEST_CASE("accuracy: leave one run out, the fitted sweeps predicted with the latencies refitted without them", "[accuracy]") {
+  const json doc = validate("--refit");
+  check_claims(doc["refit_summary"], "refitted",
+               {{"refitted, out-of-sample", "H100", "latency-bound", 12, 0.007, 0.098},
+                {"refitted, out-of-sample", "H100", "mid", 8, 0.125, 0.338},
+                {"refitted, out-of-sample", "H100", "bandwidth-bound", 8, 0.010, 0.029},
+                {"refitted, partly in-sample", "H100", "latency-bound", 27, 0.012, 0.192},
+                {"refitted, partly in-sample", "H100", "mid", 16, 0.132, 0.233},
+                {"refitted, partly in-sample", "H100", "bandwidth-bound", 16, 0.005, 0.018}});
+  for (const auto& run : doc["refit"]) {
+    INFO(run["run"]);
+    CHECK(run["refitted_on"].size() == 2);  // the other two 4-GPU sweeps
   }
 }
 
-TEST_CASE("ring all-reduce on 2, 4 and 6 GPUs (256 MB - 8 GB) is predicted within 20%, median within 10%", "[accuracy]") {
-  const json data = published();
-  std::vector<double> errors;
-  for (const auto& [id, gpus] : std::vector<std::pair<std::string, int>>{{"h100_sxm_2gpu_all_reduce_ring_256M-8G_nccl2.29", 2},
-                                                                         {"h100_sxm_4gpu_all_reduce_ring_256M-8G_nccl2.29", 4},
-                                                                         {"h100_sxm_6gpu_all_reduce_ring_256M-8G_nccl2.29", 6}}) {
-    const auto rows = predicted("-b 256M -e 8G -g " + std::to_string(gpus));
-    for (const auto& m : dataset(data, id)["rows"]) {
-      const auto bytes = m["bytes"].get<std::uint64_t>();
-      const double err = (rows.at(bytes)["time_us"].get<double>() - m["time_us"].get<double>()) / m["time_us"].get<double>();
-      INFO(id << " bytes " << bytes << " error " << 100 * err << "%");
-      CHECK(std::abs(err) < 0.20);
-      errors.push_back(std::abs(err));
-    }
-  }
-  std::sort(errors.begin(), errors.end());
-  CHECK(errors[errors.size() / 2] < 0.10);
+TEST_CASE("consistency: the 8-GPU ring all-reduce plateau is NCCL's ~370 GB/s, the share the NVLink4 efficiency was set from",
+          "[accuracy]") {
+  const json r = rows("hgx-h100", "-g 8 -b 256M -e 8G --algo ring");
+  check_figure(r.front()["busbw_GBps"].get<double>(), 342.9);
+  check_figure(r.back()["busbw_GBps"].get<double>(), 366.3);
 }
 
-TEST_CASE("4-GPU all-reduce sweep: latency floor within 15%, every size below 256 MB within 25%", "[accuracy]") {
-  const json data = published();
-  const auto rows = predicted("-b 8 -e 128M -g 4");
-  for (const auto& m : dataset(data, "h100_sxm_4of8gpu_all_reduce_sweep_nccl2.29")["rows"]) {
-    const auto bytes = m["bytes"].get<std::uint64_t>();
-    if (bytes == 0 || bytes > (128u << 20)) continue;
-    const double err = (rows.at(bytes)["time_us"].get<double>() - m["time_us"].get<double>()) / m["time_us"].get<double>();
-    INFO("bytes " << bytes << " measured " << m["time_us"] << " us, error " << 100 * err << "%");
-    CHECK(std::abs(err) < (bytes <= 4096 ? 0.15 : 0.25));
-  }
+TEST_CASE("accuracy: NVLS all-reduce on 5 to 8 H100s against nccl#1455 and nccl-tests#212", "[accuracy][nvls]") {
+  const json eight = rows("hgx-h100", "-g 8 -b 1G -e 8G --algo nvls");
+  check_figure(eight.front()["busbw_GBps"].get<double>(), 463.6);
+  check_figure(eight.back()["busbw_GBps"].get<double>(), 482.3);
+  check_figure(busbw("hgx-h100", "-g 5 -b 4G -e 4G --algo nvls"), 411.1);
+  check_figure(busbw("hgx-h100", "-g 6 -b 4G -e 4G --algo nvls"), 440.1);
+  check_figure(busbw("hgx-h100", "-g 7 -b 4G -e 4G --algo nvls"), 461.8);
 }
 
-TEST_CASE("NVLS all-reduce on 8 GPUs reaches the published ~480 GB/s busbw plateau above 1 GB", "[accuracy][nvls]") {
-  const json data = published();
-  const double published_busbw = dataset(data, "h100_8gpu_all_reduce_maintainer_expectation")["rows"][1]["busbw_GBps"].get<double>();
-  const auto rows = predicted("-b 1G -e 8G -g 8 --algo nvls");
-  for (const auto& [bytes, row] : rows) {
-    INFO("bytes " << bytes << " busbw " << row["busbw_GBps"]);
-    CHECK(std::abs(row["busbw_GBps"].get<double>() - published_busbw) / published_busbw < 0.05);
-  }
+TEST_CASE("accuracy: on 8 H100s the default switches from Ring LL to NVLS between 1 and 2 MiB (nccl-tests#309)", "[accuracy][nvls]") {
+  const json r = rows("hgx-h100", "-g 8 -b 1M -e 2M");
+  CHECK(r[0]["algorithm"] == "Ring");
+  CHECK(r[0]["protocol"] == "LL");
+  CHECK(r[1]["algorithm"] == "NVLS");
 }
 
-TEST_CASE("NVLS all-reduce on 2, 4 and 6 GPUs (256 MB - 8 GB) is predicted within 10%", "[accuracy][nvls]") {
-  const json data = published();
-  for (const auto& [id, gpus] : std::vector<std::pair<std::string, int>>{{"h100_sxm_2gpu_all_reduce_nvls_256M-8G_nccl2.29", 2},
-                                                                         {"h100_sxm_4gpu_all_reduce_nvls_256M-8G_nccl2.29", 4},
-                                                                         {"h100_sxm_6gpu_all_reduce_nvls_256M-8G_nccl2.29", 6}}) {
-    const auto rows = predicted("-b 256M -e 8G --algo nvls -g " + std::to_string(gpus));
-    for (const auto& m : dataset(data, id)["rows"]) {
-      const auto bytes = m["bytes"].get<std::uint64_t>();
-      const double err = (rows.at(bytes)["time_us"].get<double>() - m["time_us"].get<double>()) / m["time_us"].get<double>();
-      INFO(id << " bytes " << bytes << " error " << 100 * err << "%");
-      CHECK(std::abs(err) < 0.10);
-    }
-  }
+TEST_CASE("accuracy: 8-GPU all-gather at 1 GiB, NVLS slower than the ring (nccl#1506), and the ring never loses the default",
+          "[accuracy][nvls]") {
+  check_figure(busbw("hgx-h100", "--op all_gather -g 8 -b 1G -e 1G --algo nvls"), 270.4);
+  check_figure(busbw("hgx-h100", "--op all_gather -g 8 -b 1G -e 1G --algo ring"), 329.9);
+  CHECK(rows("hgx-h100", "--op all_gather -g 8 -b 1G -e 1G")[0]["algorithm"] == "Ring");
 }
 
-TEST_CASE("on 8 GPUs the default switches from Ring to NVLS between 1 and 2 MiB, and NVLS gains with GPU count", "[accuracy][nvls]") {
-  const auto eight = predicted("-b 1M -e 2M -g 8");
-  CHECK(eight.at(1u << 20)["algorithm"] == "Ring");
-  CHECK(eight.at(2u << 20)["algorithm"] == "NVLS");
-  double previous = 0;
-  for (int g : {4, 6, 8}) {
-    const auto rows = predicted("-b 4G -e 4G --algo nvls -g " + std::to_string(g));
-    const double busbw = rows.at(4ull << 30)["busbw_GBps"].get<double>();
-    CHECK(busbw > previous);
-    previous = busbw;
-  }
+TEST_CASE("consistency: 8-GPU A100 ring all-reduce at 8 GiB against the ~230 GB/s the NVLink3 efficiency was set from", "[accuracy]") {
+  check_figure(busbw("dgx-a100", "-b 8G -e 8G --algo ring"), 239.9);
 }
 
-TEST_CASE("8-GPU A100 ring all-reduce plateau is within 10% of the expected ~230 GB/s", "[accuracy]") {
-  const json data = published();
-  const std::string expected = dataset(data, "a100_8gpu_all_reduce_expectation")["rows"][0]["busbw_GBps"].get<std::string>();
-  const double busbw_expected = std::stod(expected.substr(expected.find('~') + 1));  // "~230 (expected peak at 8G)"
-  const auto rows = predicted("-b 8G -e 8G --algo ring", "topologies/dgx-a100.json");
-  const double busbw = rows.at(8ull << 30)["busbw_GBps"].get<double>();
-  INFO("predicted " << busbw << " GB/s, expected " << busbw_expected);
-  CHECK(std::abs(busbw - busbw_expected) / busbw_expected < 0.10);
+TEST_CASE("accuracy: Blackwell on NCCL's Blackwell figures, 8x B200 against 8x B300 (nccl#2140) and NVL72 against NVIDIA's",
+          "[accuracy][blackwell]") {
+  check_figure(busbw("hgx-b200", "-g 8 -b 8G -e 8G --algo ring"), 706.1);   // 695 measured on B300
+  check_figure(busbw("hgx-b200", "-g 8 -b 8G -e 8G --algo nvls"), 810.6);   // 845 measured on B300
+  check_figure(busbw("gb200-nvl72", "-b 8G -e 8G --algo ring --model flow"), 707.0);   // 680 quoted
+  check_figure(busbw("gb200-nvl72", "-b 8G -e 8G --algo nvls --model flow"), 1008.4);  // 850 quoted: 18.6% optimistic
 }
 
-TEST_CASE("flow level agrees with segment level within 5% on the stock scenarios", "[accuracy][flow]") {
-  for (const char* scenario : {"configs/scenarios/hgx-h100-allreduce.json", "configs/scenarios/hgx-h100-allreduce-nccl-default.json"}) {
+TEST_CASE("accuracy: the flow level agrees with the segment level on the stock scenarios (worst 2.0% and 4.0%)", "[accuracy][flow]") {
+  for (const auto& [scenario, claimed_worst] : std::vector<std::pair<std::string, double>>{
+           {"configs/scenarios/hgx-h100-allreduce.json", 0.020}, {"configs/scenarios/hgx-h100-allreduce-nccl-default.json", 0.040}}) {
     std::map<std::string, json> by_model;
     for (const char* model : {"segment", "flow"}) {
-      const auto r = run_fabsim(std::string("run ") + source_path(scenario) + " --format json --model " + model);
+      const auto r = run_fabsim("run " + source_path(scenario) + " --format json --model " + model);
       REQUIRE(r.exit_code == 0);
-      by_model[model] = json::parse(r.out);
+      by_model[model] = json::parse(r.out)["rows"];
     }
-    const auto& segment = by_model["segment"]["rows"];
-    const auto& flow = by_model["flow"]["rows"];
+    const json& segment = by_model["segment"];
+    const json& flow = by_model["flow"];
     REQUIRE(segment.size() == flow.size());
     double worst = 0;
     for (std::size_t i = 0; i < segment.size(); ++i) {
       const double s = segment[i]["time_us"].get<double>();
-      const double f = flow[i]["time_us"].get<double>();
-      if (s == 0) continue;
-      worst = std::max(worst, std::abs(f / s - 1));
-      INFO(scenario << " at " << segment[i]["bytes"] << " B: segment " << s << " us, flow " << f << " us");
-      CHECK(std::abs(f / s - 1) <= 0.05);
+      if (s > 0) worst = std::max(worst, std::abs(flow[i]["time_us"].get<double>() / s - 1));
     }
-    WARN(scenario << ": worst flow/segment difference " << worst * 100 << "%");
+    INFO(scenario << ": worst flow/segment difference " << 100 * worst << "%");
+    CHECK(worst <= claimed_worst + kErrorMargin);
   }
-}
-
-TEST_CASE("H100 ring all-reduce, all-gather and reduce-scatter: median error at >= 1 MiB within 5% for each", "[accuracy]") {
-  // The issue's figure. The all-gather sweep fixed ring_gather_scatter_efficiency; the reduce-scatter sweep is held out.
-  const auto r = run_fabsim("validate --measurements " + source_path("configs/measurements/published-measurements.json") + " --json");
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
-  std::map<std::string, std::vector<double>> errors;  // by collective
-  for (const auto& ds : doc["datasets"]) {
-    const std::string id = ds["id"];
-    // What ran: "ring", or "auto", which on one node is a ring for these collectives.
-    if (id.rfind("h100_sxm", 0) != 0 || ds["algorithm"] == "nvls") continue;
-    for (const auto& row : ds["rows"])
-      if (row["bytes"].get<std::uint64_t>() >= (1u << 20)) errors[ds["collective"]].push_back(std::abs(row["error"].get<double>()));
-  }
-  for (const std::string op : {"all_reduce", "all_gather", "reduce_scatter"}) {
-    auto& e = errors[op];
-    REQUIRE(e.size() >= 14);
-    std::sort(e.begin(), e.end());
-    const double median = e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
-    INFO(op << ": " << e.size() << " sizes, median " << 100 * median << "%");
-    CHECK(median <= 0.05);
-  }
-}
-
-TEST_CASE("NVLS all-gather on 8 GPUs is slower than the ring, as measured (~300 vs ~350 GB/s at 1 GiB), and never the default",
-          "[accuracy][nvls]") {
-  // nccl-model.md section 2.4 (maintainer, nccl#1506): NVLS all-gather moves S/n up and S down per port and
-  // uses fewer SMs, but is slower than the ring; NCCL's model rarely picks it.
-  const double nvls = predicted("--op all_gather --algo nvls -b 1G -e 1G -g 8").begin()->second["busbw_GBps"].get<double>();
-  const double ring = predicted("--op all_gather --algo ring -b 1G -e 1G -g 8").begin()->second["busbw_GBps"].get<double>();
-  INFO("NVLS " << nvls << " GB/s, ring " << ring << " GB/s");
-  CHECK(nvls < ring);
-  CHECK(nvls / ring == Approx(300.0 / 350.0).epsilon(0.1));
-  CHECK(std::abs(nvls - 300.0) / 300.0 < 0.15);
-  CHECK(std::abs(ring - 350.0) / 350.0 < 0.10);
-  CHECK(predicted("--op all_gather -b 1G -e 1G -g 8").begin()->second["algorithm"] == "Ring");
 }

@@ -5,20 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_support.hpp"
+#include "cli_json.hpp"
 
 using namespace fabsim;
 using nlohmann::json;
 
 namespace {
 
-json run_json(const std::string& args) {
-  const auto r = testing::run_fabsim(args + " --format json");
-  REQUIRE(r.exit_code == 0);
-  return json::parse(r.out);
-}
-
-std::string topology(const std::string& name) { return testing::source_path("topologies/" + name + ".json"); }
+using testing::run_json;
+using testing::topology;
 
 /// A trace of `ranks` ranks in one communicator running `ops` (a JSON list) on every rank.
 std::string spmd_trace(const std::string& name, int ranks, const std::string& ops, int iterations = 1) {

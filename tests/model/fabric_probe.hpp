@@ -15,11 +15,12 @@ namespace fabsim::testing {
 /// Drives the segment-level Fabric, or (with segment_size 0) the FlowFabric.
 class FabricProbe : public models::TransferCompletion {
  public:
-  FabricProbe(const topo::TopologySpec& spec, core::Bytes segment_size)
+  /// `name` tells two probes in one simulation apart (module names must differ).
+  FabricProbe(const topo::TopologySpec& spec, core::Bytes segment_size, const char* name = "probe_timers")
       : backend_(segment_size == 0 ? std::unique_ptr<topo::FabricBackend>(std::make_unique<topo::FlowFabric>(spec))
                                    : std::make_unique<topo::Fabric>(spec, topo::FabricOptions{segment_size})),
         fabric_(*backend_),
-        timers_("probe_timers") {
+        timers_(name) {
     fabric_.set_completion(this);
   }
   /// Sends `bytes` from GPU `src` to GPU `dst` at absolute time `at`.

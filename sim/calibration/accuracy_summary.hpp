@@ -1,0 +1,46 @@
+#pragma once
+/// Prediction errors grouped the way an accuracy claim must be made: fitted
+/// (in-sample) apart from held-out (out-of-sample) data, by size regime, by
+/// single node or several, and by GPU family. Repeats of one measurement count
+/// once.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabsim::calibration {
+
+/// Size regimes (nccl-tests size column): latency-bound below 256 KiB,
+/// mid from 256 KiB to below 64 MiB, bandwidth-bound from 64 MiB.
+enum class Regime { kLatency, kMid, kBandwidth };
+Regime regime_of(std::uint64_t bytes);
+std::string regime_name(Regime r);
+/// "H100", "H200", "A100", "B200", ... as named in a data set's GPU field; "other" if none.
+std::string gpu_family(const std::string& gpu);
+
+double median(std::vector<double> values);
+
+struct ErrorRow {
+  std::string dataset;
+  std::uint64_t bytes = 0;
+  double error = 0;  ///< (predicted - measured) / measured time
+  bool in_sample = false;
+  bool multi_node = false;
+  std::string family;
+};
+
+struct ErrorGroup {
+  bool in_sample = false;
+  bool multi_node = false;
+  std::string family;
+  Regime regime = Regime::kLatency;
+  std::size_t sizes = 0;
+  double median_error = 0;  ///< of |error|
+  double worst_error = 0;   ///< largest |error|
+  std::string worst_at;     ///< "data set at N B"
+};
+
+/// One group per (sample, scope, family, regime) that has rows, in that order.
+std::vector<ErrorGroup> summarize(const std::vector<ErrorRow>& rows);
+
+}  // namespace fabsim::calibration

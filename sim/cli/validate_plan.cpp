@@ -1,0 +1,119 @@
+#include "sim/cli/validate_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/cli/child_run.hpp"
+#include "sim/cli/validate_command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+using nlohmann::json;
+
+/// `object[key]`, or null when the key is missing: a data set's fields are
+/// optional, and a const operator[] on a missing key is undefined.
+const json& member(const json& object, const char* key) {
+  static const json kMissing;
+  const auto it = object.find(key);
+  return it == object.end() ? kMissing : *it;
+}
+
+std::string string_member(const json& object, const char* key) {
+  const json& v = member(object, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+/// Which stock topology (and GPU model) a data set's system runs on, or why none does.
+std::string topology_for(const json& ds, const std::string& dir, std::string& gpu_model, std::string& why) {
+  const std::string gpu = string_member(ds, "gpu");
+  if (core::integer_in_range(member(ds, "nodes"), 0, core::kMaxGpus) != 1) {
+    why = "multi-node: no stock topology models this system's NICs yet (issue 15)";
+    return "";
+  }
+  if (gpu.find("H100") != std::string::npos && gpu.find("SXM") != std::string::npos) {
+    gpu_model = "h100-sxm";
+    return dir + "/hgx-h100.json";
+  }
+  if (gpu.find("A100") != std::string::npos && gpu.find("SXM") != std::string::npos) {
+    gpu_model = "a100-sxm";
+    return dir + "/dgx-a100.json";
+  }
+  why = fmt::format("no stock topology for GPU '{}'", gpu);
+  return "";
+}
+
+/// The algorithm the data set says NCCL ran (forced or logged), else NCCL's choice.
+std::string algorithm_for(const json& ds) {
+  const std::string recorded = string_member(ds, "algorithm");
+  if (recorded.find("NVLS") != std::string::npos) return "nvls";
+  if (recorded.find("Ring") != std::string::npos) return "ring";
+  return "auto";
+}
+
+}  // namespace
+
+std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& options, json& skipped) {
+  if (!doc.contains("collective_datasets") || !doc["collective_datasets"].is_array())
+    throw core::ConfigError(options.measurements, "/collective_datasets", "expected an array of data sets");
+  std::vector<DatasetPlan> plans;
+  const auto& sets = doc["collective_datasets"];
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const json& ds = sets[i];
+    if (!ds.is_object())
+      throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}", i), fmt::format("expected a data set object, found {}", ds.type_name()));
+    DatasetPlan plan;
+    plan.index = i;
+    plan.dataset = &ds;
+    plan.id = member(ds, "id").is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
+    if (member(ds, "rows").is_array())
+      for (const auto& r : ds["rows"])
+        if (r.is_object() && r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 &&
+            r.contains("time_us") && r["time_us"].is_number())
+          plan.rows.push_back(&r);
+    std::string why;
+    if (plan.id.find("cudagraph") != std::string::npos) {
+      why = "CUDA-graph timing has no launch gaps between iterations (not modelled)";
+    } else if (plan.rows.empty()) {
+      why = "no per-size rows with a byte count and a time (a summary figure)";
+    } else if (!member(ds, "gpus").is_number_integer() || !member(ds, "collective").is_string()) {
+      why = "no GPU count or collective";
+    } else if (!core::integer_in_range(ds["gpus"], 1, core::kMaxGpus)) {
+      throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}/gpus", i),
+                              fmt::format("expected 1 to {} GPUs, found {}", core::kMaxGpus, ds["gpus"].dump()));
+    } else {
+      plan.topology = topology_for(ds, options.topology_dir, plan.gpu_model, why);
+    }
+    if (plan.topology.empty()) {
+      skipped.push_back({{"id", plan.id}, {"reason", why}});
+      continue;
+    }
+    plan.algorithm = algorithm_for(ds);
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const ValidateOptions& options, const std::string& calibration) {
+  std::uint64_t lo = ~0ull, hi = 0;
+  for (const auto* r : plan.rows) {
+    lo = std::min(lo, (*r)["bytes"].get<std::uint64_t>());
+    hi = std::max(hi, (*r)["bytes"].get<std::uint64_t>());
+  }
+  const json& ds = *plan.dataset;
+  std::vector<std::string> args{"nccl-test", "--topology", plan.topology, "--op", ds["collective"].get<std::string>(), "-g",
+                                std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
+                                "--algo", plan.algorithm, "--format", "json"};
+  if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});
+  const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
+  std::map<std::uint64_t, json> by_bytes;
+  for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = row;
+  return by_bytes;
+}
+
+}  // namespace fabsim::cli

@@ -1,0 +1,33 @@
+#pragma once
+/// The data sets `fabsim validate` can run, with the topology and algorithm
+/// each runs on, and the prediction of one (a child simulation).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fabsim::cli {
+
+struct ValidateOptions;
+
+struct DatasetPlan {
+  std::size_t index = 0;   ///< in collective_datasets
+  std::string id;
+  const nlohmann::json* dataset = nullptr;
+  std::string topology;    ///< stock topology file
+  std::string gpu_model;   ///< catalogue key of its GPU ("h100-sxm")
+  std::string algorithm;   ///< what NCCL ran, forced or logged, else "auto"
+  std::vector<const nlohmann::json*> rows;  ///< rows with a byte count > 0 and a time
+};
+
+/// The runnable data sets of `doc`; the others go to `skipped` ({"id", "reason"}).
+std::vector<DatasetPlan> plan_datasets(const nlohmann::json& doc, const ValidateOptions& options, nlohmann::json& skipped);
+
+/// fabsim's rows (nccl-test JSON) for a data set, by size; `calibration` may be empty.
+std::map<std::uint64_t, nlohmann::json> predict_dataset(const DatasetPlan& plan, const ValidateOptions& options,
+                                                        const std::string& calibration);
+
+}  // namespace fabsim::cli
