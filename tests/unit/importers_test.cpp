@@ -104,7 +104,7 @@ TEST_CASE("Kineto import: process groups, NCCL kernels with their sizes, compute
   CHECK(groups["pp"] == json::parse("[[0, 2]]"));
 }
 
-TEST_CASE("Kineto import of every rank's file gives a trace that replays; unknown fields pass, unknown collectives count", "[import]") {
+TEST_CASE("Kineto import of every rank's file gives a trace that replays, unknown fields pass, unknown collectives count", "[import]") {
   auto file = [](int rank) {
     const std::string r = std::to_string(rank);
     return testing::write_temp("k" + r + ".json", R"J({"schemaVersion": 1, "x-vendor": {"anything": true},
@@ -123,9 +123,11 @@ TEST_CASE("Kineto import of every rank's file gives a trace that replays; unknow
   const json doc = built(b);
   CHECK(doc["programs"].size() == 1);  // both ranks run the same program: merged
   const json ops = ops_of(doc, 1);
-  REQUIRE(ops.size() == 2);
+  REQUIRE(ops.size() == 3);
   CHECK(ops[0]["duration_ns"] == 75000);  // the two kernels of stream 7, busy time
   CHECK(ops[1]["bytes"] == 1048576 * 4);
+  CHECK(ops[2]["type"] == "compute");     // the unknown collective keeps its measured 9 us
+  CHECK(ops[2]["duration_ns"] == 9000);
   CHECK_NOTHROW(traces::parse_trace(doc, "imported.json"));
   // Not a torch.distributed job: rank 0 of 1, said; nothing on the GPU: an error, never an empty trace.
   CHECK_THROWS_WITH(traces::import_kineto({testing::write_temp("bad.json", R"({"traceEvents": []})")}),

@@ -42,7 +42,7 @@ TEST_CASE("NVLS chunks are 128 KiB for large buffers and shrink for small ones",
   CHECK(traces::nvls_chunk_bytes(512ull << 20, 16, 8, 128 * 1024) == 64 * 1024);  // < 64 x ...
 }
 
-TEST_CASE("NVLS all-gather stores each rank's block once through the multicast; reduce-scatter pulls each block once, reduced",
+TEST_CASE("NVLS all-gather stores each rank's block once through the multicast, reduce-scatter pulls each block once, reduced",
           "[plan][nvls]") {
   const int n = 8;
   const core::Bytes S = 256ull << 20;  // the total, as nccl-tests sizes all-gather

@@ -207,7 +207,7 @@ TEST_CASE("Chakra .et converted from a PyTorch job (gzip): 1,216 GPU nodes, its 
   CHECK(warnings_containing(b, "dependencies on CPU nodes dropped") > 0);
 }
 
-TEST_CASE("Chakra's feeder JSON (workload_graph) imports; a PyTorch execution trace is refused with how to convert it", "[import]") {
+TEST_CASE("Chakra's feeder JSON (workload_graph) imports, a PyTorch execution trace is refused with how to convert it", "[import]") {
   const std::string feeder = testing::write_temp("feeder.json", R"({"workload_graph": [
       {"Id": 1, "Name": "gemm", "NodeType": 4, "is_cpu_op": false, "runtime": 250, "data_deps": []},
       {"Id": 2, "Name": "ar", "NodeType": 7, "is_cpu_op": false, "runtime": 40, "data_deps": [1], "comm_type": 0, "comm_size": 65536},

@@ -110,7 +110,7 @@ TEST_CASE("A receive of the wrong size is named with its send", "[trace]") {
                                               "matching receive (r) expects 32 B"));
 }
 
-TEST_CASE("A count with a dtype stands for bytes; a count without one, or an unknown dtype, is an error", "[trace]") {
+TEST_CASE("A count with a dtype stands for bytes, a count without one, or an unknown dtype, is an error", "[trace]") {
   const auto t = traces::parse_trace(nlohmann::json::parse(one_op_trace(R"({"id": "a", "type": "allreduce", "comm": "c", "count": 1024, "dtype": "bf16"})")), "t.json");
   CHECK(t.programs[0].ops[0].bytes == 2048);
   CHECK_THAT(errors_of(one_op_trace(R"({"id": "a", "type": "allreduce", "comm": "c", "count": 1024})")),

@@ -43,6 +43,16 @@ struct StreamWait {
 };
 
 struct RankEvents {
+  // Pointers into kept_args and the span vectors must survive a move: a copy
+  // would leave them pointing into the original, so copying is not allowed
+  // (a std::vector of RankEvents then moves them when it grows, instead of
+  // copying because std::deque's move is not noexcept).
+  RankEvents() = default;
+  RankEvents(const RankEvents&) = delete;
+  RankEvents& operator=(const RankEvents&) = delete;
+  RankEvents(RankEvents&&) = default;
+  RankEvents& operator=(RankEvents&&) = default;
+
   nlohmann::json header;          ///< the document without its events (distributedInfo, ...); traceEvents is []
   std::deque<nlohmann::json> kept_args;  ///< the args objects the pointers above point into (only those needed)
   std::vector<GpuActivity> gpu;  ///< in GPU start order
