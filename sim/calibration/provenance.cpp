@@ -39,6 +39,7 @@ SampleBook::SampleBook(const json& measurements, std::vector<FittedParameter> fi
       if (const auto p = ds.find("provenance"); p != ds.end() && p->is_object() && p->contains("run") && (*p)["run"].is_string())
         run = (*p)["run"].get<std::string>();
       run_[id] = run;
+      order_.push_back(id);
     }
   }
 }
@@ -62,6 +63,12 @@ std::vector<std::string> SampleBook::fitted_on(const std::string& id) const {
     if (std::any_of(p.datasets.begin(), p.datasets.end(), [&](const std::string& d) { return run_of(d) == run; }))
       paths.push_back(p.path);
   return paths;
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> SampleBook::marks() const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& id : order_) out.emplace_back(id, fitted_on(id));
+  return out;
 }
 
 std::vector<std::string> SampleBook::unknown_ids() const {

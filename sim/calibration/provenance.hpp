@@ -35,6 +35,8 @@ class SampleBook {
   /// Catalogue paths of the parameters fitted on this data set or another of its run.
   std::vector<std::string> fitted_on(const std::string& id) const;
   bool in_sample(const std::string& id) const { return !fitted_on(id).empty(); }
+  /// Every data set of the document, in document order, with the parameters fitted on its run.
+  std::vector<std::pair<std::string, std::vector<std::string>>> marks() const;
   /// fitted_on ids the measurements document does not have.
   std::vector<std::string> unknown_ids() const;
   const std::vector<FittedParameter>& parameters() const { return fitted_; }
@@ -42,6 +44,7 @@ class SampleBook {
  private:
   std::vector<FittedParameter> fitted_;
   std::map<std::string, std::string> run_;  ///< id -> run
+  std::vector<std::string> order_;          ///< ids in document order
 };
 
 }  // namespace fabsim::calibration

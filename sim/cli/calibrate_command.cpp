@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "sim/calibration/accuracy_summary.hpp"
 #include "sim/calibration/measurements.hpp"
 #include "sim/cli/child_run.hpp"
 #include "sim/core/output_file.hpp"
@@ -57,12 +58,7 @@ std::string topology_for(const calibration::MeasuredSweep& s, const CalibrateOpt
 
 std::string us(double v) { return fmt::format("{:.3f} us", v); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+using calibration::median;
 
 /// The values being fitted, and the profile that carries them.
 struct Parameters {

@@ -207,6 +207,8 @@ void register_validate(CLI::App& app, CommandSet& commands) {
       o.self = self_executable();
       o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
       if (o.calibration.empty()) return run_validate(o, std::cout);
+      if (o.refit)  // refused before the run without the profile, not after it
+        throw core::ConfigError("command line", "--refit", "cannot be combined with --calibration: the refit replaces the fitted values itself");
       ValidateOptions before = o;
       before.calibration.clear();
       before.max_bandwidth_error = before.max_latency_error = 0;

@@ -46,6 +46,11 @@ TEST_CASE("a data set is in-sample when a parameter was fitted on any data set o
   CHECK_FALSE(book.in_sample("held_out"));
   CHECK(book.unknown_ids() == std::vector<std::string>{"missing"});
   CHECK(book.run_members("r1") == std::vector<std::string>{"repeat", "sweep"});
+  const auto marks = book.marks();  // every data set in document order, marked
+  REQUIRE(marks.size() == 4);
+  CHECK(marks[0].first == "sweep");
+  CHECK(marks[3].first == "held_out");
+  CHECK(marks[3].second.empty());  // not used by the model
 }
 
 TEST_CASE("errors are grouped by sample, scope, GPU family and size regime", "[provenance]") {
