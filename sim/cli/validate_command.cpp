@@ -76,9 +76,10 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   for (const auto& [bound, regime, flag] : {std::tuple{options.max_latency_error, calibration::Regime::kLatency, "--max-latency-error"},
                                             std::tuple{options.max_bandwidth_error, calibration::Regime::kBandwidth, "--max-bandwidth-error"}}) {
     if (bound <= 0) continue;
+    const calibration::Regime wanted = regime;  // clang 14 cannot capture a structured binding
     const bool any = std::any_of(plans.begin(), plans.end(), [&](const DatasetPlan& p) {
       return relevant_fitted(book, p).empty() && std::any_of(p.rows.begin(), p.rows.end(), [&](const json* r) {
-               return calibration::regime_of((*r)["bytes"].get<std::uint64_t>()) == regime;
+               return calibration::regime_of((*r)["bytes"].get<std::uint64_t>()) == wanted;
              });
     });
     if (!any)
