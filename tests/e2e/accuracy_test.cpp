@@ -152,6 +152,21 @@ TEST_CASE("accuracy: Blackwell on NCCL's Blackwell figures, 8x B200 against 8x B
   check_figure(busbw("gb200-nvl72", "-b 8G -e 8G --algo nvls --model flow"), 1008.4);  // 850 quoted: 18.6% optimistic
 }
 
+namespace {
+
+/// The worst |flow / segment - 1| over the sizes of two runs of one workload.
+double worst_flow_difference(const json& segment, const json& flow) {
+  REQUIRE(segment.size() == flow.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < segment.size(); ++i) {
+    const double s = segment[i]["time_us"].get<double>();
+    if (s > 0) worst = std::max(worst, std::abs(flow[i]["time_us"].get<double>() / s - 1));
+  }
+  return worst;
+}
+
+}  // namespace
+
 TEST_CASE("accuracy: the flow level agrees with the segment level on the stock scenarios (worst 2.0% and 4.0%)", "[accuracy][flow]") {
   for (const auto& [scenario, claimed_worst] : std::vector<std::pair<std::string, double>>{
            {"configs/scenarios/hgx-h100-allreduce.json", 0.020}, {"configs/scenarios/hgx-h100-allreduce-nccl-default.json", 0.040}}) {
@@ -161,15 +176,25 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
       REQUIRE(r.exit_code == 0);
       by_model[model] = json::parse(r.out)["rows"];
     }
-    const json& segment = by_model["segment"];
-    const json& flow = by_model["flow"];
-    REQUIRE(segment.size() == flow.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < segment.size(); ++i) {
-      const double s = segment[i]["time_us"].get<double>();
-      if (s > 0) worst = std::max(worst, std::abs(flow[i]["time_us"].get<double>() / s - 1));
-    }
+    const double worst = worst_flow_difference(by_model["segment"], by_model["flow"]);
     INFO(scenario << ": worst flow/segment difference " << 100 * worst << "%");
     CHECK(worst <= claimed_worst + kErrorMargin);
+  }
+}
+
+TEST_CASE("accuracy: the flow level against the segment level on the README's five sweeps (worst 7.0%, 10.4%, 0.0%, 23.6% and 5.5%)",
+          "[accuracy][flow]") {
+  struct Sweep {
+    std::string topology, args;
+    double claimed_worst;
+  };
+  for (const auto& sweep : std::vector<Sweep>{{"hgx-h100", "--op all_gather -g 8 -b 8 -e 8G", 0.070},
+                                              {"hgx-h100", "--op reduce_scatter -g 8 -b 8 -e 8G", 0.104},
+                                              {"hgx-h100", "--op alltoall -g 8 -b 1K -e 1G", 0.000},
+                                              {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.236},
+                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055}}) {
+    const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
+    INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
+    CHECK(worst <= sweep.claimed_worst + kErrorMargin);
   }
 }
