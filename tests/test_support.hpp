@@ -59,6 +59,16 @@ inline std::string write_temp(const std::string& name, const std::string& conten
 
 inline std::string source_path(const std::string& relative) { return std::string(FABSIM_SOURCE_DIR) + "/" + relative; }
 
+/// CSV output without its leading "# " provenance lines: the header and the rows.
+inline std::string csv_body(const std::string& csv) {
+  std::size_t at = 0;
+  while (at < csv.size() && csv[at] == '#') {
+    const auto end = csv.find('\n', at);
+    at = end == std::string::npos ? csv.size() : end + 1;
+  }
+  return csv.substr(at);
+}
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;  ///< stdout only

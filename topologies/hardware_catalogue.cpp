@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/data_root.hpp"
 #include "sim/core/limits.hpp"
 
 #include "sim/core/json_reader.hpp"
 #include "sim/core/text.hpp"
 
-#ifndef FABSIM_SOURCE_DIR
-#define FABSIM_SOURCE_DIR "."
-#endif
 
 namespace fabsim::topo {
 
@@ -43,7 +41,7 @@ std::optional<LinkKind> parse_link_kind(std::string_view text) {
   return std::nullopt;
 }
 
-std::string default_catalogue_path() { return std::string(FABSIM_SOURCE_DIR) + "/configs/hardware/catalogue.json"; }
+std::string default_catalogue_path() { return core::data_path("configs/hardware/catalogue.json"); }
 
 namespace {
 

@@ -160,7 +160,7 @@ struct HardwareCatalogue {
 /// calibration profile's "catalogue_patch" replaces fitted values and their sources.
 HardwareCatalogue load_hardware_catalogue(const std::string& path, const nlohmann::json& patch = nullptr);
 
-/// The catalogue shipped in configs/hardware/ (path fixed at build time).
+/// The installed catalogue: configs/hardware/catalogue.json under the data root (sim/core/data_root.hpp).
 std::string default_catalogue_path();
 
 }  // namespace fabsim::topo

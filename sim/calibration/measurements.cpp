@@ -135,6 +135,16 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
       diag.error(path, "expected an object");
       continue;
     }
+    // The record's free-form fields, typed: one of another type is the file's error, not a crash.
+    bool typed = true;
+    for (const auto& [key, type] : {std::pair{"id", json::value_t::string}, std::pair{"system", json::value_t::string},
+                                    std::pair{"gpu", json::value_t::string}, std::pair{"collective", json::value_t::string},
+                                    std::pair{"cuda_graph", json::value_t::boolean}})
+      if (const auto it = ds.find(key); it != ds.end() && it->type() != type) {
+        diag.error(path + "/" + key, fmt::format("expected a {}, found {}", type == json::value_t::string ? "string" : "boolean", it->type_name()));
+        typed = false;
+      }
+    if (!typed) continue;
     MeasuredSweep s;
     s.id = ds.value("id", fmt::format("{}{}", file, path));
     s.system = ds.value("system", "");

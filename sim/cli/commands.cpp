@@ -6,13 +6,16 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/cli/check_command.hpp"
 #include "sim/cli/child_run.hpp"
+#include "sim/cli/list_command.hpp"
 #include "sim/cli/regress_command.hpp"
 #include "sim/cli/replay_command.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/sweep_command.hpp"
 #include "sim/cli/validate_command.hpp"
+#include "sim/core/data_root.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/text.hpp"
@@ -46,7 +49,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   core::Diagnostics diag("command line");
   SimulationRequest r;
   r.origin = "command line";
-  r.topology_path = f.topology;
+  r.topology_path = core::resolve_stock(core::StockKind::kTopology, f.topology, "--topology");
   r.catalogue_path = f.hardware;
   if (auto op = traces::parse_collective(f.op)) {
     r.test.op = *op;
@@ -94,7 +97,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
 void register_nccl_test(CLI::App& app, CommandSet& commands) {
   auto flags = std::make_shared<NcclTestFlags>();
   auto* cmd = app.add_subcommand("nccl-test", "Sweep a collective over sizes like nccl-tests' *_perf binaries");
-  cmd->add_option("--topology,-t", flags->topology, "Topology JSON file")->required();
+  cmd->add_option("--topology,-t", flags->topology, "Topology JSON file or stock name (fabsim list topologies)")->required();
   cmd->add_option("--hardware", flags->hardware, "Hardware catalogue (default: the topology's, else configs/hardware/catalogue.json)");
   cmd->add_option("--op", flags->op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, gather or scatter")->capture_default_str();
   cmd->add_option("-b,--minbytes", flags->min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
@@ -112,8 +115,10 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
   cmd->add_option("--calibration", flags->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
   cmd->callback([flags, &commands] {
-    commands.action = [flags] {
-      execute(request_from_flags(*flags), std::cout, std::cerr);
+    commands.action = [flags, &commands] {
+      SimulationRequest request = request_from_flags(*flags);
+      request.command_line = commands.command_line;
+      execute(request, std::cout, std::cerr);
       return 0;
     };
   });
@@ -124,7 +129,7 @@ void register_run(CLI::App& app, CommandSet& commands) {
   auto format = std::make_shared<std::string>();
   auto links = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("run", "Run a scenario file (topology + workload + parameters + output)");
-  cmd->add_option("scenario", *path, "Scenario JSON file")->required();
+  cmd->add_option("scenario", *path, "Scenario JSON file or stock name (fabsim list scenarios)")->required();
   cmd->add_option("--format", *format, "Override the scenario's output format: table, json or csv");
   cmd->add_flag("--links", *links, "Report link usage even if the scenario does not ask for it");
   auto model = std::make_shared<std::string>();
@@ -132,8 +137,9 @@ void register_run(CLI::App& app, CommandSet& commands) {
   auto calibration = std::make_shared<std::string>();
   cmd->add_option("--calibration", *calibration, "Calibration profile overriding the scenario's");
   cmd->callback([path, format, links, model, calibration, &commands] {
-    commands.action = [path, format, links, model, calibration] {
-      SimulationRequest request = load_scenario(*path);
+    commands.action = [path, format, links, model, calibration, &commands] {
+      SimulationRequest request = load_scenario(core::resolve_stock(core::StockKind::kScenario, *path, "scenario"));
+      request.command_line = commands.command_line;
       if (!calibration->empty()) request.calibration_path = *calibration;
       if (!model->empty()) {
         if (*model != "segment" && *model != "flow")
@@ -188,10 +194,9 @@ void register_describe(CLI::App& app, CommandSet& commands) {
 
 void register_validate(CLI::App& app, CommandSet& commands) {
   auto options = std::make_shared<ValidateOptions>();
-  options->topology_dir = topo::default_catalogue_path() + "/../../../topologies";
   auto* cmd = app.add_subcommand("validate", "Compare predictions with a measurements file (published-measurements.json format)");
   cmd->add_option("--measurements,-m", options->measurements, "Measurements JSON")->required();
-  cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies");
+  cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies (default: the installed ones)");
   cmd->add_option("--max-bandwidth-error", options->max_bandwidth_error,
                   "Fail (exit 1) above this out-of-sample median error at >= 64 MiB, e.g. 0.05");
   cmd->add_option("--max-latency-error", options->max_latency_error,
@@ -202,10 +207,12 @@ void register_validate(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--calibration", options->calibration,
                   "Calibration profile: the comparison runs without it, then with it, and the bounds apply to the second");
   cmd->callback([options, &commands] {
-    commands.action = [options] {
+    commands.action = [options, &commands] {
       ValidateOptions o = *options;
+      o.command_line = commands.command_line;
       o.self = self_executable();
-      o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
+      o.topology_dir = o.topology_dir.empty() ? core::data_path("topologies")
+                                           : std::filesystem::path(o.topology_dir).lexically_normal().string();
       if (o.calibration.empty()) return run_validate(o, std::cout);
       if (o.refit)  // refused before the run without the profile, not after it
         throw core::ConfigError("command line", "--refit", "cannot be combined with --calibration: the refit replaces the fitted values itself");
@@ -227,8 +234,9 @@ void register_regress(CLI::App& app, CommandSet& commands) {
   cmd->add_option("baseline", options->baseline, "Baseline JSON (fabsim-baseline/1)")->required();
   cmd->add_flag("--update", options->update, "Record the current figures in the baseline");
   cmd->callback([options, &commands] {
-    commands.action = [options] {
+    commands.action = [options, &commands] {
       RegressOptions o = *options;
+      o.command_line = commands.command_line;
       o.self = self_executable();
       return run_regress(o, std::cout);
     };
@@ -238,13 +246,15 @@ void register_regress(CLI::App& app, CommandSet& commands) {
 void register_sweep(CLI::App& app, CommandSet& commands) {
   auto options = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "Run the product of parameter axes over a base scenario, one process per point");
-  cmd->add_option("sweep", options->sweep, "Sweep JSON (fabsim-sweep/1)")->required();
+  cmd->add_option("sweep", options->sweep, "Sweep JSON (fabsim-sweep/1) or stock name (fabsim list sweeps)")->required();
   cmd->add_option("-j,--jobs", options->jobs, "Points simulated at once (separate processes)")->capture_default_str();
   cmd->add_option("-o,--out", options->out_dir, "Write sweep.csv, sweep.json and the points here (default: CSV on stdout)");
   cmd->add_option("--calibration", options->calibration, "Calibration profile applied to every point");
   cmd->callback([options, &commands] {
-    commands.action = [options] {
+    commands.action = [options, &commands] {
       SweepOptions o = *options;
+      o.command_line = commands.command_line;
+      o.sweep = core::resolve_stock(core::StockKind::kSweep, o.sweep, "sweep");
       o.self = self_executable();
       return run_sweep(o, std::cout);
     };
@@ -284,13 +294,13 @@ void register_topo(CLI::App& app, CommandSet& commands) {
   auto* show = topo_cmd->add_subcommand("show", "Print a topology as Graphviz DOT");
   auto* expand = topo_cmd->add_subcommand("expand", "Print a (generated) topology in the explicit format");
   for (auto* cmd : {check, show, expand}) {
-    cmd->add_option("file", *path, "Topology JSON file")->required();
+    cmd->add_option("file", *path, "Topology JSON file or stock name (fabsim list topologies)")->required();
     cmd->add_option("--hardware", *hardware, "Hardware catalogue override");
   }
   show->add_flag("--dot", *dot, "Graphviz DOT (the only format so far)");
   check->callback([path, hardware, &commands] {
     commands.action = [path, hardware] {
-      const auto spec = topo::load_topology(*path, *hardware);
+      const auto spec = topo::load_topology(core::resolve_stock(core::StockKind::kTopology, *path, "file"), *hardware);
       topo::FabricGraph graph(spec);
       print_summary(std::cout, spec, topo::summarise(spec, graph));
       return 0;
@@ -298,7 +308,7 @@ void register_topo(CLI::App& app, CommandSet& commands) {
   });
   expand->callback([path, hardware, &commands] {
     commands.action = [path, hardware] {
-      const auto spec = topo::load_topology(*path, *hardware);
+      const auto spec = topo::load_topology(core::resolve_stock(core::StockKind::kTopology, *path, "file"), *hardware);
       topo::FabricGraph graph(spec);  // expand only what routes
       topo::write_explicit_topology(std::cout, spec);
       return 0;
@@ -306,7 +316,7 @@ void register_topo(CLI::App& app, CommandSet& commands) {
   });
   show->callback([path, hardware, &commands] {
     commands.action = [path, hardware] {
-      const auto spec = topo::load_topology(*path, *hardware);
+      const auto spec = topo::load_topology(core::resolve_stock(core::StockKind::kTopology, *path, "file"), *hardware);
       topo::FabricGraph graph(spec);
       topo::write_dot(std::cout, spec, graph);
       return 0;
@@ -318,12 +328,11 @@ void register_topo(CLI::App& app, CommandSet& commands) {
 
 void register_calibrate(CLI::App& app, CommandSet& commands) {
   auto options = std::make_shared<CalibrateOptions>();
-  options->topology_dir = topo::default_catalogue_path() + "/../../../topologies";
   auto* cmd = app.add_subcommand("calibrate", "Fit model parameters to measurements and write a calibration profile");
   cmd->add_option("--measurements,-m", options->measurements,
                   "nccl-tests output (text), a measurements JSON, or the harness's JSON; repeat for several")->required();
   cmd->add_option("--topology,-t", options->topology, "The measured system's topology (default: a stock one chosen by GPU model)");
-  cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies");
+  cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies (default: the installed ones)");
   cmd->add_option("-o,--output", options->output, "Profile to write (fabsim-calibration/1)")->required();
   cmd->add_option("--pcie-link", options->pcie_link, "PCIe link model the host transfers fix")->capture_default_str();
   auto fit = std::make_shared<std::string>("all");
@@ -333,9 +342,11 @@ void register_calibrate(CLI::App& app, CommandSet& commands) {
   cmd->callback([options, fit, &commands] {
     commands.action = [options, fit] {
       CalibrateOptions o = *options;
+      if (!o.topology.empty()) o.topology = core::resolve_stock(core::StockKind::kTopology, o.topology, "--topology");
       o.latencies_only = *fit == "latencies";
       o.self = self_executable();
-      o.topology_dir = std::filesystem::path(o.topology_dir).lexically_normal().string();
+      o.topology_dir = o.topology_dir.empty() ? core::data_path("topologies")
+                                           : std::filesystem::path(o.topology_dir).lexically_normal().string();
       return run_calibrate(o, std::cout);
     };
   });
@@ -352,6 +363,8 @@ void register_commands(CLI::App& app, CommandSet& commands) {
   register_replay(app, commands);
   register_trace(app, commands);
   register_describe(app, commands);
+  register_list(app, commands);
+  register_check(app, commands);
 }
 
 }  // namespace fabsim::cli

@@ -4,12 +4,14 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace fabsim::cli {
 
 /// Holds the action of the subcommand that was chosen.
 struct CommandSet {
   std::function<int()> action;
+  std::string command_line;  ///< the whole invocation, for the provenance of what it writes
   int run() const { return action ? action() : 0; }
 };
 

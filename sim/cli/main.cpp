@@ -9,8 +9,10 @@
 #include <systemc>
 
 #include "sim/cli/commands.hpp"
+#include "sim/core/build_info.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
+#include "sim/report/run_provenance.hpp"
 
 namespace {
 
@@ -55,13 +57,17 @@ int run_cli(int argc, char** argv) {
   using namespace fabsim;
   CLI::App app{"fabsim: interconnect fabric simulator for GPU clusters"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("fabsim {} (commit {})", core::fabsim_version(), core::fabsim_commit()));
   cli::CommandSet commands;
+  commands.command_line = report::quoted_command_line(argc, argv);
   cli::register_commands(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "error: command line: " << e.what() << "\n";

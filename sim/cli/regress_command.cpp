@@ -11,6 +11,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/report/run_provenance.hpp"
 
 namespace fabsim::cli {
 
@@ -18,6 +19,33 @@ namespace {
 
 using nlohmann::json;
 
+/// What made a run's figures, from its JSON meta: version, commit and catalogue hash.
+json recorded_with(const json& run) {
+  const json& p = run["meta"]["provenance"];
+  return {{"fabsim_version", p["fabsim_version"]},
+          {"fabsim_commit", p["fabsim_commit"]},
+          {"catalogue_sha256", p.contains("catalogue") ? p["catalogue"]["sha256"] : json("")}};
+}
+
+/// "recorded by fabsim 0.1.0 (commit X), ..." when the baseline's figures came from
+/// another fabsim version or catalogue than `now`; empty when the same.
+std::string provenance_difference(const json& entry, const json& now) {
+  if (!entry.contains("recorded_with")) return "was recorded without provenance (before fabsim 0.1.0 recorded it)";
+  const json& then = entry["recorded_with"];
+  std::vector<std::string> differences;
+  const auto field = [&](const char* key) { return then.contains(key) ? then[key].get<std::string>() : std::string("?"); };
+  // Not the commit alone: every commit has its own, and catching what a commit moved is what regress is for.
+  if (field("fabsim_version") != now["fabsim_version"])
+    differences.push_back(fmt::format("by fabsim {} (commit {}), this is {} (commit {})", field("fabsim_version"), field("fabsim_commit"),
+                                      now["fabsim_version"].get<std::string>(), now["fabsim_commit"].get<std::string>()));
+  if (field("catalogue_sha256") != now["catalogue_sha256"])
+    differences.push_back(fmt::format("with catalogue sha256 {}, now {}", field("catalogue_sha256").substr(0, 12),
+                                      now["catalogue_sha256"].get<std::string>().substr(0, 12)));
+  if (differences.empty()) return "";
+  std::string text = "was recorded ";
+  for (std::size_t i = 0; i < differences.size(); ++i) text += (i ? "; " : "") + differences[i];
+  return text;
+}
 
 }  // namespace
 
@@ -27,6 +55,7 @@ Baseline load_baseline(const std::string& path) {
   core::JsonObject root(doc, "", diag);
   root.expect_format("fabsim-baseline/1");
   root.string("description", false);
+  root.child("meta", json::value_t::object, false);  // who recorded it (regress --update); informative only
   const json* scenarios = root.child("scenarios", json::value_t::array);
   root.reject_unknown_keys();
   std::vector<Tolerance> tolerances;
@@ -34,6 +63,11 @@ Baseline load_baseline(const std::string& path) {
     for (std::size_t i = 0; i < scenarios->size(); ++i) {
       core::JsonObject s((*scenarios)[i], fmt::format("/scenarios/{}", i), diag);
       s.string("scenario");
+      if (const json* with = s.child("recorded_with", json::value_t::object, false)) {
+        core::JsonObject w(*with, s.path_of("recorded_with"), diag);
+        for (const char* key : {"fabsim_version", "fabsim_commit", "catalogue_sha256"}) w.string(key, false);
+        w.reject_unknown_keys();
+      }
       if (const json* rows = s.child("rows", json::value_t::array, false)) {
         for (std::size_t k = 0; k < rows->size(); ++k) {
           core::JsonObject r((*rows)[k], fmt::format("{}/{}", s.path_of("rows"), k), diag);
@@ -81,6 +115,7 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
       throw core::ConfigError(options.baseline, fmt::format("/scenarios/{}/scenario", i), *why);
     const json now = run_json_child(options.self, {"run", scenario_file, "--format", "json"}, {options.baseline, fmt::format("/scenarios/{}", i)});
     if (options.update) {
+      entry["recorded_with"] = recorded_with(now);
       entry["rows"] = json::array();
       for (const auto& r : now["rows"])
         entry["rows"].push_back({{"bytes", r["bytes"]}, {"time_us", r["time_us"]}, {"busbw_GBps", r["busbw_GBps"]},
@@ -88,6 +123,10 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
       fmt::print(out, "{:<40} recorded {} rows\n", scenario, now["rows"].size());
       continue;
     }
+    // A baseline from another build or catalogue is still checked, but the reader is told:
+    // a moved figure may be that difference, not the change under review.
+    if (const auto why = provenance_difference(entry, recorded_with(now)); !why.empty())
+      fmt::print(out, "{:<40} note: the baseline {}\n", scenario, why);
     std::map<std::uint64_t, const json*> current;
     for (const auto& r : now["rows"]) current[r["bytes"].get<std::uint64_t>()] = &r;
     const json empty = json::array();
@@ -122,6 +161,7 @@ int run_regress(const RegressOptions& options, std::ostream& out) {
     }
   }
   if (options.update) {
+    doc["meta"] = {{"provenance", report::provenance_json({options.command_line, "", ""})}};
     core::write_file_atomically(options.baseline, doc.dump(1) + "\n");
     fmt::print(out, "wrote {}\n", options.baseline);
     return 0;

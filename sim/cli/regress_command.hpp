@@ -15,6 +15,7 @@ struct RegressOptions {
   std::string baseline;
   std::string self;  ///< this executable, run once per scenario
   bool update = false;
+  std::string command_line;  ///< recorded in the baseline's meta by --update
 };
 
 /// How far a recorded figure may move, relative (0.005 = 0.5%).

@@ -12,6 +12,7 @@
 
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/work_estimate.hpp"
+#include "sim/core/data_root.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
 #include "sim/core/limits.hpp"
@@ -32,6 +33,7 @@ struct ReplayFlags {
   std::string topology, hardware, calibration, format = "table", timeline, model = "segment", segment_size = "512K", algo = "auto",
                                                proto = "auto", channels = "auto";
   std::vector<std::string> traces, jobs, stragglers, delays;
+  std::string command_line;  ///< for the JSON's provenance
 };
 
 constexpr const char* kOrigin = "command line";
@@ -197,7 +199,8 @@ int run_replay(const ReplayFlags& f) {
   traces::ReplayEngine engine(*fabric, loaded.jobs, options);
   const traces::ReplayResult result = engine.run();
 
-  report::ReplayDescription run{f.topology, spec.name, f.model, result.timer_events + fabric->backend_events()};
+  report::ReplayDescription run{f.topology, spec.name, f.model, result.timer_events + fabric->backend_events(),
+                                {f.command_line, spec.catalogue.file, f.calibration}};
   if (f.format == "json") {
     std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
   } else {
@@ -296,14 +299,14 @@ void register_trace(CLI::App& app, CommandSet& commands) {
   auto path = std::make_shared<std::string>();
   auto* check = trace->add_subcommand("check", "Load a native trace and run every consistency check, without a fabric");
   check->add_option("trace", *path, "Trace file")->required();
-  check->callback([path, &commands] { commands.action = [path] { return run_check(*path); }; });
+  check->callback([path, &commands] { commands.action = [path] { return run_check(core::resolve_stock(core::StockKind::kTrace, *path, "trace")); }; });
 }
 
 void register_replay(CLI::App& app, CommandSet& commands) {
   auto f = std::make_shared<ReplayFlags>();
   auto* cmd = app.add_subcommand("replay", "Replay workload traces (fabsim-trace JSON) on a topology");
-  cmd->add_option("--topology,-t", f->topology, "Topology JSON file")->required();
-  cmd->add_option("trace", f->traces, "Trace file(s), placed on the GPUs in order");
+  cmd->add_option("--topology,-t", f->topology, "Topology JSON file or stock name (fabsim list topologies)")->required();
+  cmd->add_option("trace", f->traces, "Trace file(s) or stock names (fabsim list traces), placed on the GPUs in order");
   cmd->add_option("--job", f->jobs, "TRACE@PLACEMENT: a trace on the GPUs named (0-7, 0,2,4,6, 0-3,8-11); repeat for several jobs");
   cmd->add_option("--hardware", f->hardware, "Hardware catalogue (default: the topology's, else configs/hardware/catalogue.json)");
   cmd->add_option("--calibration", f->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
@@ -316,7 +319,19 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--channels", f->channels, "Force a channel count or auto")->capture_default_str();
   cmd->add_option("--straggler", f->stragglers, "[JOB:]RANK=FACTOR: that rank's compute takes FACTOR times longer");
   cmd->add_option("--start-delay", f->delays, "[JOB:]RANK=US: that rank starts US microseconds late");
-  cmd->callback([f, &commands] { commands.action = [f] { return run_replay(*f); }; });
+  cmd->callback([f, &commands] {
+    commands.action = [f, &commands] {
+      ReplayFlags resolved = *f;
+      resolved.command_line = commands.command_line;
+      // Stock names ("hgx-h100", "dp8-ddp-step") to their files.
+      resolved.topology = core::resolve_stock(core::StockKind::kTopology, f->topology, "--topology");
+      for (auto& t : resolved.traces) t = core::resolve_stock(core::StockKind::kTrace, t, "trace");
+      for (auto& j : resolved.jobs)
+        if (const auto at = j.rfind('@'); at != std::string::npos)
+          j = core::resolve_stock(core::StockKind::kTrace, j.substr(0, at), "--job") + j.substr(at);
+      return run_replay(resolved);
+    };
+  });
 }
 
 }  // namespace fabsim::cli

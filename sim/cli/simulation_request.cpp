@@ -45,11 +45,12 @@ void execute(const SimulationRequest& request, std::ostream& out, std::ostream& 
   run.segment_size = request.flow_level ? 0 : request.segment_size;
   run.model = request.flow_level ? "flow" : "segment";
   run.kernel_events = result.timer_events + fabric.backend_events();
+  run.provenance = {request.command_line, spec.catalogue.file, request.calibration_path};
   const auto* link_report = request.links ? &links : nullptr;
 
   switch (request.format) {
     case report::OutputFormat::kTable: report::write_table(out, run, result, link_report); break;
-    case report::OutputFormat::kCsv: report::write_csv(out, result); break;
+    case report::OutputFormat::kCsv: report::write_csv(out, run, result); break;
     case report::OutputFormat::kJson: out << report::to_json(run, result, link_report).dump(1) << '\n'; break;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

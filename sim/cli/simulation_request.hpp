@@ -22,6 +22,7 @@ struct SimulationRequest {
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
   report::OutputFormat format = report::OutputFormat::kTable;
   bool links = false;
+  std::string command_line;  ///< for the output's provenance
 };
 
 /// Loads the topology, elaborates the fabric, runs the sweep and writes the

@@ -19,6 +19,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/report/run_provenance.hpp"
 
 extern char** environ;
 
@@ -256,11 +257,19 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   if (world.size() > 1) fmt::print(std::cerr, "sweep: {} points over {} MPI ranks\n", points.size(), world.size());
 
   // Collect: one CSV line per point and size; a failed point is one line with its error.
+  // Each point's own meta (in sweep.json) names the catalogue it ran with: an axis may change it.
+  const report::RunProvenance provenance{options.command_line, "", options.calibration};
   std::ostringstream csv;
+  report::write_csv_provenance(csv, provenance);
   csv << "point";
   for (const auto& a : axes) csv << ',' << csv_escape(a.path);
   csv << ",bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,status,error\n";
-  json report = {{"sweep", options.sweep}, {"base", base_file}, {"axes", json::array()}, {"points", json::array()}};
+  const json provenance_meta = {{"provenance", report::provenance_json(provenance)}};
+  json report = {{"sweep", options.sweep},
+                 {"base", base_file},
+                 {"meta", provenance_meta},
+                 {"axes", json::array()},
+                 {"points", json::array()}};
   for (const auto& a : axes) report["axes"].push_back({{"path", a.path}, {"values", a.values}});
   for (std::size_t k = 0; k < points.size(); ++k) {
     const Point& p = points[k];

@@ -18,6 +18,7 @@ struct SweepOptions {
   std::string self;
   int jobs = 1;
   std::string calibration;  ///< a calibration profile for every point (overrides the base scenario's)
+  std::string command_line;  ///< for the outputs' provenance
 };
 
 /// One swept setting: a JSON pointer into the scenario and its values.

@@ -171,6 +171,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   check(options.max_bandwidth_error, calibration::Regime::kBandwidth, "--max-bandwidth-error");
 
   if (options.json) {
+    report["meta"] = {{"provenance", fabsim::report::provenance_json({options.command_line, topo::default_catalogue_path(), options.calibration})}};
     out << report.dump(1) << '\n';
     return failed ? 1 : 0;
   }

@@ -22,6 +22,7 @@ struct ValidateOptions {
   bool json = false;
   bool refit = false;                ///< leave-one-run-out refits of the in-sample data sets
   std::string calibration;           ///< a calibration profile applied to every prediction; empty: none
+  std::string command_line;          ///< for the JSON's provenance
 };
 
 /// Returns the exit code: 0, or 1 when a bound was given and exceeded.

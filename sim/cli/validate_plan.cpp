@@ -67,6 +67,11 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
     const json& ds = sets[i];
     if (!ds.is_object())
       throw core::ConfigError(options.measurements, fmt::format("/collective_datasets/{}", i), fmt::format("expected a data set object, found {}", ds.type_name()));
+    const std::string at = fmt::format("/collective_datasets/{}", i);
+    if (ds.contains("gpu") && !ds["gpu"].is_string())
+      throw core::ConfigError(options.measurements, at + "/gpu", fmt::format("expected a string (the GPU model), found {}", ds["gpu"].type_name()));
+    if (ds.contains("nodes") && !core::integer_in_range(ds["nodes"], 1, core::kMaxGpus))
+      throw core::ConfigError(options.measurements, at + "/nodes", fmt::format("expected 1 to {} nodes, found {}", core::kMaxGpus, ds["nodes"].dump()));
     DatasetPlan plan;
     plan.index = i;
     plan.dataset = &ds;

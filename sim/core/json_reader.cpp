@@ -388,6 +388,10 @@ void JsonObject::reject_unknown_keys() {
   for (const auto& [key, value] : json_.items()) {
     if (known_.contains(key)) continue;
     if (!allowed_prefix_.empty() && key.starts_with(allowed_prefix_)) continue;
+    if (key == "$schema" && path_.empty()) {  // the file's JSON Schema, for editors: fabsim's own checks are the authority
+      if (!value.is_string()) diagnostics_.error("/$schema", "expected a string (the URI or path of the file's JSON Schema)");
+      continue;
+    }
     std::string valid;
     for (const auto& k : known_) valid += (valid.empty() ? "" : ", ") + k;
     diagnostics_.error(path_of(key), fmt::format("unknown key '{}' (valid keys here: {})", key, valid));

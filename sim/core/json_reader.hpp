@@ -82,7 +82,8 @@ class JsonObject {
   /// another format throws at once (the rest of the file would only add noise).
   void expect_format(std::string_view expected);
 
-  /// Records every key that no accessor asked for, listing the known ones.
+  /// Records every key that no accessor asked for, listing the known ones. A
+  /// root object may name its JSON Schema with "$schema" (a string).
   void reject_unknown_keys();
   /// Keys starting with `prefix` (e.g. "x-") are extensions: reject_unknown_keys passes them.
   void allow_prefix(std::string prefix) { allowed_prefix_ = std::move(prefix); }

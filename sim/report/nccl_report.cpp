@@ -46,7 +46,8 @@ void write_table(std::ostream& out, const RunDescription& run, const traces::Ncc
   }
 }
 
-void write_csv(std::ostream& out, const traces::NcclTestResult& result) {
+void write_csv(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result) {
+  write_csv_provenance(out, run.provenance);
   fmt::print(out, "bytes,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels\n");
   for (const auto& r : result.rows)
     fmt::print(out, "{},{},{:.3f},{:.3f},{:.3f},{},{},{}\n", r.bytes, r.count, r.time_us, r.algbw_gbps, r.busbw_gbps,
@@ -76,7 +77,8 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
                        {"model", run.model},
                        {"simulated_us", round_to(core::to_us(result.simulated), 3)},
                        {"segments", result.segments},
-                       {"kernel_events", run.kernel_events}}}};
+                       {"kernel_events", run.kernel_events},
+                       {"provenance", provenance_json(run.provenance)}}}};
   if (links != nullptr) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& l : *links)

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/run_provenance.hpp"
 #include "topologies/fabric.hpp"
 #include "traces/nccl_test_runner.hpp"
 
@@ -27,11 +28,13 @@ struct RunDescription {
   core::Bytes segment_size = 0;  ///< 0 in flow mode
   std::string model = "segment";  ///< "segment" or "flow"
   std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
+  RunProvenance provenance;         ///< JSON meta.provenance, CSV comment lines
 };
 
 void write_table(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result,
                  const std::vector<topo::LinkUsage>* links);
-void write_csv(std::ostream& out, const traces::NcclTestResult& result);
+/// CSV with the provenance as "# " comment lines first (pandas: read_csv(f, comment="#")).
+void write_csv(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result);
 nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& result,
                        const std::vector<topo::LinkUsage>* links);
 

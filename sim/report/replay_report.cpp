@@ -162,6 +162,7 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<Re
   using nlohmann::json;
   json doc;
   doc["format"] = "fabsim-replay/1";
+  doc["meta"] = {{"provenance", provenance_json(run.provenance)}};
   doc["topology"] = {{"file", run.topology_file}, {"name", run.topology_name}};
   doc["model"] = run.model;
   doc["makespan_us"] = us(result.makespan);

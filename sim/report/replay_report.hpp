@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/run_provenance.hpp"
 #include "traces/replay/replay_engine.hpp"
 
 namespace fabsim::report {
@@ -18,6 +19,7 @@ struct ReplayDescription {
   std::string topology_name;
   std::string model;  ///< "segment" or "flow"
   std::uint64_t kernel_events = 0;
+  RunProvenance provenance;  ///< the JSON's "meta"
 };
 
 void write_replay_table(std::ostream& out, const ReplayDescription& run, const std::vector<traces::ReplayJob>& jobs,

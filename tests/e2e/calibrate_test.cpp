@@ -131,7 +131,8 @@ TEST_CASE("harness host transfers fix the PCIe efficiency, and sweeps take a pro
   const auto sweep = write_temp("pcie-sweep.json", json{{"format", "fabsim-sweep/1"}, {"base", scenario},
       {"axes", {{{"path", "/workload/gpus"}, {"values", {2}}}}}}.dump());
   auto busbw = [](const std::string& csv) {
-    const auto line = csv.substr(csv.find('\n') + 1);
+    const std::string body = fabsim::testing::csv_body(csv);
+    const auto line = body.substr(body.find('\n') + 1);
     std::vector<std::string> cells;
     std::string cell;
     for (char c : line) {

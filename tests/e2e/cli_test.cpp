@@ -45,8 +45,12 @@ TEST_CASE("all-gather and reduce-scatter sizes are the total buffer, busbw facto
 TEST_CASE("csv output carries the same rows", "[e2e]") {
   const auto r = run_fabsim("nccl-test " + kTopology + " -b 1M -e 4M --format csv");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.rfind("bytes,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels\n", 0) == 0);
-  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
+  // Provenance first, as comment lines: version and commit, the catalogue and its hash, the command.
+  CHECK(r.out.rfind("# fabsim ", 0) == 0);
+  CHECK_THAT(r.out, Catch::Contains("\n# catalogue ") && Catch::Contains(" sha256 ") && Catch::Contains("\n# command "));
+  const std::string body = fabsim::testing::csv_body(r.out);
+  CHECK(body.rfind("bytes,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels\n", 0) == 0);
+  CHECK(std::count(body.begin(), body.end(), '\n') == 4);
 }
 
 TEST_CASE("the flags algo, proto and channels force NCCL's choices, case-insensitively", "[e2e]") {

@@ -28,7 +28,7 @@ TEST_CASE("a sweep runs every point of the axes' product in parallel and records
                {"path": "/workload/max_bytes", "values": ["4 MiB"]}]})");
   const auto r = run_fabsim("sweep " + sweep + " -j 2");
   CHECK(r.exit_code == 1);  // some points failed
-  const auto rows = lines(r.out);
+  const auto rows = lines(fabsim::testing::csv_body(r.out));
   REQUIRE(rows.size() == 1 + 2 * 3 + 2);  // header, 2 good points x 3 sizes, 2 failed points
   CHECK(rows[0].rfind("point,/workload/gpus,/workload/algo,", 0) == 0);
   CHECK(rows[1].rfind("0,2,ring,1 MiB,4 MiB,1048576,", 0) == 0);
@@ -42,11 +42,11 @@ TEST_CASE("a sweep point gives the same figures as running its scenario alone", 
   const std::string sweep = write_temp("sweep_one.json", R"({"format": "fabsim-sweep/1", "base": ")" +
                                                              source_path("configs/scenarios/hgx-h100-allreduce.json") + R"(",
       "axes": [{"path": "/workload/min_bytes", "values": ["64 MiB"]}, {"path": "/workload/max_bytes", "values": ["64 MiB"]}]})");
-  const auto swept = lines(run_fabsim("sweep " + sweep).out);
+  const auto swept = lines(fabsim::testing::csv_body(run_fabsim("sweep " + sweep).out));
   const auto alone = run_fabsim("nccl-test --topology " + source_path("topologies/hgx-h100.json") +
                                 " --algo ring -b 64M -e 64M --format csv");
   REQUIRE(swept.size() == 2);
-  const auto figures = lines(alone.out)[1];  // bytes,count,time_us,...
+  const auto figures = lines(fabsim::testing::csv_body(alone.out))[1];  // bytes,count,time_us,...
   const auto time_alone = figures.substr(figures.find(',', figures.find(',') + 1) + 1, 6);
   CHECK_THAT(swept[1], Catch::Contains("," + time_alone));
 }
