@@ -88,8 +88,10 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
   r.links = f.links;
   r.calibration_path = f.calibration;
-  if (f.model == "flow") r.flow_level = true;
-  else if (f.model != "segment") diag.error("--model", fmt::format("unknown model '{}' (expected segment or flow)", f.model));
+  r.model_auto = f.model == "auto";
+  r.flow_level = f.model == "flow";
+  if (f.model != "segment" && f.model != "flow" && f.model != "auto")
+    diag.error("--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
   diag.throw_if_any();
   return r;
 }
@@ -110,7 +112,9 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
-  cmd->add_option("--model", flags->model, "segment (packet-train fidelity) or flow (max-min shared bandwidth, for large fabrics)")
+  cmd->add_option("--model", flags->model,
+                  "segment (packet-train fidelity), flow (max-min shared bandwidth, for large fabrics) or auto (segment level where "
+                  "its estimated work fits about 10 s, else flow)")
       ->capture_default_str();
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
   cmd->add_option("--calibration", flags->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
@@ -133,7 +137,7 @@ void register_run(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--format", *format, "Override the scenario's output format: table, json or csv");
   cmd->add_flag("--links", *links, "Report link usage even if the scenario does not ask for it");
   auto model = std::make_shared<std::string>();
-  cmd->add_option("--model", *model, "Override the scenario's fabric model: segment or flow");
+  cmd->add_option("--model", *model, "Override the scenario's fabric model: auto, segment or flow");
   auto calibration = std::make_shared<std::string>();
   cmd->add_option("--calibration", *calibration, "Calibration profile overriding the scenario's");
   cmd->callback([path, format, links, model, calibration, &commands] {
@@ -142,9 +146,10 @@ void register_run(CLI::App& app, CommandSet& commands) {
       request.command_line = commands.command_line;
       if (!calibration->empty()) request.calibration_path = *calibration;
       if (!model->empty()) {
-        if (*model != "segment" && *model != "flow")
-          throw core::ConfigError("command line", "--model", fmt::format("unknown model '{}' (expected segment or flow)", *model));
+        if (*model != "segment" && *model != "flow" && *model != "auto")
+          throw core::ConfigError("command line", "--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", *model));
         request.flow_level = *model == "flow";
+        request.model_auto = *model == "auto";
       }
       if (!format->empty()) {
         const auto f = report::parse_output_format(*format);

@@ -174,8 +174,8 @@ int run_replay(const ReplayFlags& f) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (f.format != "table" && f.format != "json")
     throw core::ConfigError(kOrigin, "--format", fmt::format("unknown format '{}' (expected table or json)", f.format));
-  if (f.model != "segment" && f.model != "flow")
-    throw core::ConfigError(kOrigin, "--model", fmt::format("unknown model '{}' (expected segment or flow)", f.model));
+  if (f.model != "segment" && f.model != "flow" && f.model != "auto")
+    throw core::ConfigError(kOrigin, "--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
   const auto segment = core::parse_size_flag(f.segment_size);
   if (!segment || *segment == 0) throw core::ConfigError(kOrigin, "--segment-size", fmt::format("'{}' is not a segment size > 0", f.segment_size));
   const auto options = options_from(f);
@@ -188,18 +188,20 @@ int run_replay(const ReplayFlags& f) {
   core::configure_kernel();
   const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
+  std::string model = f.model;  // "auto" becomes the level the estimate chooses
   {
     std::vector<const traces::Trace*> traces;
     for (const auto& t : loaded.traces) traces.push_back(t.get());
-    check_replay_work(traces, spec, f.model == "segment" ? *segment : 0, kOrigin);
+    if (model == "auto") model = auto_chooses_flow(estimate_replay_events(traces, spec, *segment), std::cerr) ? "flow" : "segment";
+    check_replay_work(traces, spec, model == "segment" ? *segment : 0, kOrigin);
   }
   std::unique_ptr<topo::FabricBackend> fabric;
-  if (f.model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);
+  if (model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);
   else fabric = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{*segment});
   traces::ReplayEngine engine(*fabric, loaded.jobs, options);
   const traces::ReplayResult result = engine.run();
 
-  report::ReplayDescription run{f.topology, spec.name, f.model, result.timer_events + fabric->backend_events(),
+  report::ReplayDescription run{f.topology, spec.name, model, result.timer_events + fabric->backend_events(),
                                 {f.command_line, spec.catalogue.file, f.calibration}};
   if (f.format == "json") {
     std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
@@ -312,7 +314,7 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--calibration", f->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
   cmd->add_option("--format", f->format, "table or json")->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run to this file");
-  cmd->add_option("--model", f->model, "segment or flow (max-min shared bandwidth, for large fabrics)")->capture_default_str();
+  cmd->add_option("--model", f->model, "segment, flow (max-min shared bandwidth, for large fabrics) or auto (segment level where its estimated work fits about 10 s, else flow)")->capture_default_str();
   cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model)")->capture_default_str();
   cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();

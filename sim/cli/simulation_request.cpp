@@ -16,12 +16,14 @@
 
 namespace fabsim::cli {
 
-void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err) {
+void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
   core::configure_kernel();
-  const topo::TopologySpec spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch,
-                                                      calibration_patch(request.calibration_path));
-  traces::validate_nccl_test(request.test, spec, request.origin);
+  const topo::TopologySpec spec = topo::load_topology(asked.topology_path, asked.catalogue_path, asked.topology_patch,
+                                                      calibration_patch(asked.calibration_path));
+  traces::validate_nccl_test(asked.test, spec, asked.origin);
+  SimulationRequest request = asked;
+  if (request.model_auto) request.flow_level = auto_chooses_flow(estimate_run_events(request, spec), err);
   check_run_work(request, spec);
   std::unique_ptr<topo::FabricBackend> backend;
   if (request.flow_level) {
@@ -134,8 +136,10 @@ SimulationRequest load_scenario(const std::string& path) {
       if (request.segment_size == 0) diag.error("/parameters/segment_size", "expected a segment size > 0");
     }
     if (const auto m = o.string("model", false)) {
-      if (*m == "flow") request.flow_level = true;
-      else if (*m != "segment") diag.error("/parameters/model", fmt::format("unknown model '{}' (expected \"segment\" or \"flow\")", *m));
+      request.model_auto = *m == "auto";
+      request.flow_level = *m == "flow";
+      if (*m != "segment" && *m != "flow" && *m != "auto")
+        diag.error("/parameters/model", fmt::format("unknown model '{}' (expected \"auto\", \"segment\" or \"flow\")", *m));
     }
     o.reject_unknown_keys();
   }

@@ -20,6 +20,7 @@ struct SimulationRequest {
   traces::NcclTestConfig test;
   core::Bytes segment_size = 512 * 1024;
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
+  bool model_auto = false;  ///< choose segment or flow level by the estimated work (--model auto); flow_level is then set by execute
   report::OutputFormat format = report::OutputFormat::kTable;
   bool links = false;
   std::string command_line;  ///< for the output's provenance

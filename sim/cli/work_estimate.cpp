@@ -1,9 +1,11 @@
 #include "sim/cli/work_estimate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 
 #include "sim/core/error.hpp"
 #include "traces/nccl_test_runner.hpp"
@@ -47,21 +49,44 @@ double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std
   return n * std::max(by_size, by_steps) * hops;
 }
 
+/// NVLS moves each chunk as reduce pieces up and copies down on every switch
+/// plane: about 6x the events of a ring of the same bytes (README, Benchmarks:
+/// 10.6 M events for the 8-GPU NCCL-default sweep, whose ring estimate is 1.8 M).
+constexpr double kNvlsEventFactor = 6.0;
+
+bool may_run_nvls(const SimulationRequest& request, const topo::TopologySpec& spec) {
+  // NCCL's tuner picks NVLS (or NVLSTree) by itself for all-reduce only; all-gather and reduce-scatter run it when forced.
+  const auto op = request.test.op;
+  const bool forced = request.test.algorithm == "nvls" || request.test.algorithm == "nvlstree";
+  if (!(op == traces::CollectiveOp::kAllReduce && request.test.algorithm == "auto") && !forced) return false;
+  for (const auto& d : spec.devices)
+    if (d.kind == topo::DeviceKind::kSwitch) {
+      const auto it = spec.catalogue.switches.find(d.model);
+      if (it != spec.catalogue.switches.end() && it->second.in_network_reduction) return true;
+    }
+  return false;
+}
+
+double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec) {
+  const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
+  const int channels = channels_of(spec), hops = path_hops(spec);
+  double events = 0;
+  for (const auto bytes : traces::nccl_test_sizes(request.test))
+    events += estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
+  return may_run_nvls(request, spec) ? events * kNvlsEventFactor : events;
+}
+
 void check_run_work(const SimulationRequest& request, const topo::TopologySpec& spec) {
   const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
   if (request.flow_level) {
     if (request.test.op == traces::CollectiveOp::kAllToAll) check_all_to_all_flows(static_cast<double>(ranks), request.origin);
     return;
   }
-  const int channels = channels_of(spec), hops = path_hops(spec);
-  double events = 0;
-  for (const auto bytes : traces::nccl_test_sizes(request.test))
-    events += estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
-  if (events > kMaxSegmentEvents) throw core::ConfigError(request.origin, "", advice(events));
+  if (const double events = estimate_run_events(request, spec); events > kMaxSegmentEvents)
+    throw core::ConfigError(request.origin, "", advice(events));
 }
 
-void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
-                       const std::string& origin) {
+double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment) {
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   for (const auto* trace : jobs)
@@ -70,17 +95,36 @@ void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo
         if (op.comm < 0) continue;
         const auto& comm = trace->communicators[static_cast<std::size_t>(op.comm)];
         const double group = comm.groups.empty() ? 1.0 : static_cast<double>(comm.groups.front().size());
-        if (segment == 0) {
-          if (op.type == traces::TraceOpType::kAllToAll || op.type == traces::TraceOpType::kAllToAllv) check_all_to_all_flows(group, origin);
-          continue;
-        }
         double bytes = static_cast<double>(op.bytes);
         for (const auto b : op.matrix) bytes += static_cast<double>(b);
         // Per rank of the program: its share of the collective's events.
         const double per_collective = estimate_collective_events(static_cast<std::int64_t>(group), 2.0 * bytes, segment, channels, hops);
         events += per_collective / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }
-  if (events > kMaxSegmentEvents) throw core::ConfigError(origin, "", advice(events));
+  return events;
+}
+
+void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                       const std::string& origin) {
+  if (segment == 0) {
+    for (const auto* trace : jobs)
+      for (const auto& program : trace->programs)
+        for (const auto& op : program.ops)
+          if (op.comm >= 0 && (op.type == traces::TraceOpType::kAllToAll || op.type == traces::TraceOpType::kAllToAllv)) {
+            const auto& comm = trace->communicators[static_cast<std::size_t>(op.comm)];
+            check_all_to_all_flows(comm.groups.empty() ? 1.0 : static_cast<double>(comm.groups.front().size()), origin);
+          }
+    return;
+  }
+  if (const double events = estimate_replay_events(jobs, spec, segment); events > kMaxSegmentEvents)
+    throw core::ConfigError(origin, "", advice(events));
+}
+
+bool auto_chooses_flow(double events, std::ostream& err) {
+  const bool flow = events > kAutoSegmentEvents;
+  fmt::print(err, "fabsim: --model auto: {} level (about {:.2g} kernel events at segment level, {} the budget of {:.0e}, about 10 s)\n",
+             flow ? "flow" : "segment", events, flow ? "over" : "within", kAutoSegmentEvents);
+  return flow;
 }
 
 }  // namespace fabsim::cli

@@ -4,6 +4,7 @@
 /// once with its estimate and the advice (the flow level, larger segments).
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "sim/cli/simulation_request.hpp"
@@ -24,6 +25,21 @@ inline constexpr double kMaxSegmentEvents = 3e8;
 /// bytes, and at least one segment per ring step and channel; each segment
 /// takes about `hops` events along its path.
 double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops);
+
+/// `--model auto` takes the segment level up to this many estimated kernel
+/// events (about 10 s at the 3 M events/s of the stock sweeps on a 2-core
+/// machine; README, "Fidelity chosen for the user"), the flow level above.
+inline constexpr double kAutoSegmentEvents = 3e7;
+
+/// Estimated kernel events of an nccl-test request at segment level.
+double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec);
+
+/// Estimated kernel events of replaying `jobs` at segment level with segments of `segment` bytes.
+double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment);
+
+/// The fidelity `--model auto` takes for a run of `events` estimated segment-level
+/// events: true for the flow level. Says which and why on `err`.
+bool auto_chooses_flow(double events, std::ostream& err);
 
 /// Point-to-point flows one all-to-all may hold at flow level: each costs
 /// about 8 KiB (1,024 GPUs, 1M flows, took 8.3 GB), so about 2.4 GB.

@@ -146,3 +146,14 @@ TEST_CASE("forced Tree all-reduce moves 2S per GPU port: algbw is half the port 
   CHECK(row["algbw_GBps"].get<double>() < 0.5 * 18 * 25 * 0.824);
   CHECK(row["algbw_GBps"].get<double>() > 0.45 * 18 * 25 * 0.824);
 }
+
+TEST_CASE("model auto takes the segment level within its budget and the flow level above it", "[e2e][model]") {
+  // 8 GPUs, 8 B - 8 GiB ring: about 1.8e6 estimated events, within the 3e7 budget.
+  const json box = run_json("nccl-test " + kTopology + " -b 8 -e 8G --algo ring --model auto");
+  CHECK(box["meta"]["model"] == "segment");
+  CHECK(box["rows"].back()["time_us"] == run_json("nccl-test " + kTopology + " -b 8G -e 8G --algo ring")["rows"][0]["time_us"]);
+  // A GB200 NVL72 rack, NCCL's default (NVLS): about 8e7, over it.
+  const json rack = run_json("nccl-test --topology " + source_path("topologies/gb200-nvl72.json") + " -b 8 -e 8G --model auto");
+  CHECK(rack["meta"]["model"] == "flow");
+  CHECK(rack["meta"]["segment_size_bytes"] == 0);
+}
