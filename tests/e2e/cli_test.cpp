@@ -157,3 +157,15 @@ TEST_CASE("model auto takes the segment level within its budget and the flow lev
   CHECK(rack["meta"]["model"] == "flow");
   CHECK(rack["meta"]["segment_size_bytes"] == 0);
 }
+
+TEST_CASE("model auto on a replay: the 8-GPU DDP step at segment level, the NVL72 MoE trace at flow level", "[e2e][model]") {
+  const auto small = run_fabsim("replay --topology " + source_path("topologies/hgx-h100.json") + " " +
+                                source_path("configs/traces/dp8-ddp-step.json") + " --model auto --format json");
+  REQUIRE(small.exit_code == 0);
+  CHECK(json::parse(small.out)["model"] == "segment");
+  // About 4e7 estimated events: over the 3e7 budget.
+  const auto large = run_fabsim("replay --topology " + source_path("topologies/gb200-nvl72.json") + " " +
+                                source_path("configs/traces/moe-nvl72-alltoall.json") + " --model auto --format json");
+  REQUIRE(large.exit_code == 0);
+  CHECK(json::parse(large.out)["model"] == "flow");
+}
