@@ -279,6 +279,7 @@ std::vector<LinkUsage> Fabric::link_usage(TimePs elapsed) const {
       u.effective_bandwidth = dir.effective_bandwidth();
       u.peak_buffer = dir.peak_buffer_use();
       u.segments = dir.stats().segments;
+      u.fault = link.fault;
       out.push_back(std::move(u));
     }
   }

@@ -10,6 +10,7 @@
 
 #include "models/transport.hpp"
 #include "topologies/fabric_graph.hpp"
+#include "topologies/faults.hpp"
 
 namespace fabsim::topo {
 
@@ -22,6 +23,7 @@ struct LinkUsage {
   Bandwidth effective_bandwidth;
   Bytes peak_buffer = 0;       ///< peak downstream buffer use (switch inputs; 0 in flow mode)
   std::uint64_t segments = 0;  ///< segments delivered (one kernel event each; 0 in flow mode)
+  std::string fault;           ///< the faults that struck its bundle, as written ("" when healthy)
 };
 
 /// A switch of an aggregation tree and its link to its parent.
@@ -75,6 +77,11 @@ class FabricBackend : public models::Transport {
   /// (LinkDirectionRef::id()); cheap enough to sample during a run.
   virtual std::vector<double> link_bytes() const = 0;
   virtual bool flow_level() const = 0;
+  /// What the faults striking during the run did (flow level only).
+  virtual std::vector<FaultEvent> fault_events() const { return {}; }
+  /// Rethrows what stopped the backend's own timed work, if anything did
+  /// (call after the kernel returns, before judging the run).
+  virtual void rethrow_failure() const {}
   bool proxied(int source, int destination) override;
 
  protected:

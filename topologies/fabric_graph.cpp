@@ -44,7 +44,10 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths)
     : spec_(spec), max_paths_(max_paths), graph_(spec.devices.size()) {
   for (std::size_t d = 0; d < spec.devices.size(); ++d) graph_[d].device = static_cast<int>(d);
   ports_.resize(spec.devices.size());
+  dead_.assign(spec.links.size(), 0);
+  kept_.assign(spec.links.size(), 1.0);
   for (std::size_t l = 0; l < spec.links.size(); ++l) {
+    dead_[l] = spec.links[l].down ? 1 : 0;
     const auto& link = spec.links[l];
     boost::add_edge(link.a, link.b, EdgeProps{static_cast<int>(l)}, graph_);
     ports_[link.a].push_back({static_cast<int>(l), false});
@@ -58,42 +61,69 @@ int FabricGraph::neighbour(int /*device*/, const LinkDirectionRef& port) const {
   return port.reverse ? l.a : l.b;
 }
 
-void FabricGraph::check_connected() {
-  // Two GPUs can talk when a direct link joins them or when both touch the
-  // same connected set of forwarding devices (GPUs never forward).
-  Components forwarding(spec_.devices.size());
-  for (const auto& l : spec_.links)
-    if (spec_.forwards(l.a) && spec_.forwards(l.b)) forwarding.join(l.a, l.b);
-  const int gpus = static_cast<int>(spec_.gpus.size());
-  std::vector<std::vector<int>> touches(static_cast<std::size_t>(gpus));
-  std::unordered_map<int, int> gpus_per_component;
-  for (int g = 0; g < gpus; ++g) {
-    for (const auto& p : ports_[spec_.gpus[g]]) {
-      const int w = neighbour(spec_.gpus[g], p);
-      if (spec_.forwards(w)) touches[g].push_back(forwarding.find(w));
-    }
+std::vector<std::pair<int, int>> unreachable_gpu_pairs(const TopologySpec& spec, const std::vector<char>& dead,
+                                                       const std::vector<int>& gpus, std::size_t limit) {
+  // Two GPUs can talk when a live direct link joins them or when both touch
+  // the same connected set of forwarding devices (GPUs never forward).
+  Components forwarding(spec.devices.size());
+  std::vector<std::vector<int>> neighbours(spec.devices.size());
+  for (std::size_t l = 0; l < spec.links.size(); ++l) {
+    if (dead[l]) continue;
+    const auto& link = spec.links[l];
+    if (spec.forwards(link.a) && spec.forwards(link.b)) forwarding.join(link.a, link.b);
+    if (!spec.forwards(link.a)) neighbours[link.a].push_back(link.b);
+    if (!spec.forwards(link.b)) neighbours[link.b].push_back(link.a);
+  }
+  const std::size_t n = gpus.size();
+  std::vector<std::vector<int>> touches(n);
+  std::unordered_map<int, std::size_t> gpus_per_component;
+  for (std::size_t g = 0; g < n; ++g) {
+    for (int w : neighbours[spec.gpus[gpus[g]]])
+      if (spec.forwards(w)) touches[g].push_back(forwarding.find(w));
     std::sort(touches[g].begin(), touches[g].end());
     touches[g].erase(std::unique(touches[g].begin(), touches[g].end()), touches[g].end());
     for (int c : touches[g]) ++gpus_per_component[c];
   }
+  std::vector<std::pair<int, int>> cut;
   for (const auto& [component, count] : gpus_per_component)
-    if (count == gpus) return;  // one switched fabric reaches every GPU
-  auto linked = [&](int x, int y) {
-    for (const auto& p : ports_[spec_.gpus[x]])
-      if (neighbour(spec_.gpus[x], p) == spec_.gpus[y]) return true;
+    if (count == n) return cut;  // one switched fabric reaches every GPU
+  auto linked = [&](std::size_t x, std::size_t y) {
+    const auto& direct = neighbours[spec.gpus[gpus[x]]];
+    if (std::find(direct.begin(), direct.end(), spec.gpus[gpus[y]]) != direct.end()) return true;
     std::vector<int> common;
     std::set_intersection(touches[x].begin(), touches[x].end(), touches[y].begin(), touches[y].end(), std::back_inserter(common));
     return !common.empty();
   };
+  for (std::size_t x = 0; x < n && cut.size() < limit; ++x)
+    for (std::size_t y = x + 1; y < n && cut.size() < limit; ++y)
+      if (!linked(x, y)) cut.emplace_back(gpus[x], gpus[y]);
+  return cut;
+}
+
+void FabricGraph::check_connected() {
+  // Faults are checked for the GPUs a run uses (check_reachable_under_faults);
+  // a failed bundle may leave a GPU the run does not use cut off.
+  if (std::find(dead_.begin(), dead_.end(), 1) != dead_.end()) return;
+  std::vector<int> all(spec_.gpus.size());
+  std::iota(all.begin(), all.end(), 0);
+  const auto cut = unreachable_gpu_pairs(spec_, dead_, all, 8);
   core::Diagnostics diag(spec_.file);
-  for (int x = 0; x < gpus && diag.items().size() < 8; ++x)
-    for (int y = x + 1; y < gpus && diag.items().size() < 8; ++y)
-      if (!linked(x, y)) {
-        const auto& a = spec_.devices[spec_.gpus[x]];
-        diag.error(a.json_path, fmt::format("gpu '{}' cannot reach gpu '{}' (no path through switches connects them)", a.name,
-                                            spec_.devices[spec_.gpus[y]].name));
-      }
+  for (const auto& [x, y] : cut) {
+    const auto& a = spec_.devices[spec_.gpus[x]];
+    diag.error(a.json_path, fmt::format("gpu '{}' cannot reach gpu '{}' (no path through switches connects them)", a.name,
+                                        spec_.devices[spec_.gpus[y]].name));
+  }
   diag.throw_if_any();
+}
+
+void FabricGraph::fail_link(int link) {
+  dead_[static_cast<std::size_t>(link)] = 1;
+  path_cache_.clear();
+}
+
+void FabricGraph::degrade_link(int link, double kept) {
+  kept_[static_cast<std::size_t>(link)] *= kept;
+  path_cache_.clear();
 }
 
 void FabricGraph::compute_field(int destination, std::uint32_t bound) {
@@ -123,6 +153,7 @@ void FabricGraph::compute_field(int destination, std::uint32_t bound) {
       if (cost_[v] != c) continue;
       if (v != destination && !spec_.forwards(v)) continue;  // a GPU ends a route; it does not relay one
       for (const auto& p : ports_[v]) {
+        if (dead_[static_cast<std::size_t>(p.link)]) continue;
         const int w = neighbour(v, p);
         const std::uint32_t cw = c + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
         const auto h = static_cast<std::uint16_t>(hops_[v] + 1);
@@ -153,7 +184,8 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       path.hops = hops;
       path.route.out_ports = out_ports;
       double bottleneck = std::numeric_limits<double>::infinity();
-      for (const auto& h : hops) bottleneck = std::min(bottleneck, spec_.links[h.link].effective_bandwidth().bytes_per_second);
+      for (const auto& h : hops)
+        bottleneck = std::min(bottleneck, spec_.links[h.link].effective_bandwidth().bytes_per_second * kept_[static_cast<std::size_t>(h.link)]);
       path.bottleneck = {bottleneck};
       out.push_back(std::move(path));
       return;
@@ -162,6 +194,7 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
     bool network = false;
     for (std::size_t i = 0; i < ports_[v].size(); ++i) {
       const auto& p = ports_[v][i];
+      if (dead_[static_cast<std::size_t>(p.link)]) continue;
       const int w = neighbour(v, p);
       if (w != dst_dev && !spec_.forwards(w)) continue;
       if (cost_[w] == kUnreached) continue;

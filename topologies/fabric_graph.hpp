@@ -33,6 +33,11 @@ struct FabricPath {
   Bandwidth bottleneck;  ///< smallest effective bandwidth along the path
 };
 
+/// Pairs of GPU ranks of `gpus` (up to `limit`) that cannot reach each other
+/// when the link bundles marked in `dead` (by link index) carry nothing.
+std::vector<std::pair<int, int>> unreachable_gpu_pairs(const TopologySpec& spec, const std::vector<char>& dead,
+                                                       const std::vector<int>& gpus, std::size_t limit);
+
 class FabricGraph {
  public:
   struct VertexProps {
@@ -62,6 +67,14 @@ class FabricGraph {
   int diameter(int exact_limit = 2048);
   bool diameter_sampled() const { return diameter_sampled_; }
 
+  /// False for a failed bundle: no route crosses it (LinkSpec::down, or fail_link during a run).
+  bool live(int link) const { return dead_[static_cast<std::size_t>(link)] == 0; }
+  /// A bundle failing, or keeping `kept` of its bandwidth, during a run:
+  /// routes computed from now on go around it or weigh it by its new
+  /// bandwidth (cached routes are dropped).
+  void fail_link(int link);
+  void degrade_link(int link, double kept);
+
   /// Flows whose hashed paths one field computation fills in at once.
   static constexpr std::uint32_t kFlowsPerField = 64;
 
@@ -82,6 +95,8 @@ class FabricGraph {
   std::vector<int> touched_;                                               // devices the last field set
   std::vector<std::vector<int>> buckets_;                                  // Dial's queue, by cost
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
+  std::vector<char> dead_;                                                 // by link: failed
+  std::vector<double> kept_;                                               // by link: bandwidth kept since a degradation during the run
   bool diameter_sampled_ = false;
 };
 

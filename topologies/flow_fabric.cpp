@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <queue>
+#include <unordered_map>
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
@@ -20,6 +22,7 @@ FlowFabric::FlowFabric(const TopologySpec& spec) : spec_(spec), graph_(spec), ti
   count_.assign(capacity_.size(), 0);
   weight_.assign(capacity_.size(), 0.0);
   on_link_.resize(capacity_.size());
+  timed_fault_.resize(spec.links.size());
 }
 
 TimePs FlowFabric::path_latency(const std::vector<LinkDirectionRef>& hops, int first_device) const {
@@ -77,6 +80,9 @@ void FlowFabric::send(const models::TransferRequest& request) {
       const double share = wire * p.bottleneck.bytes_per_second / total;
       add_flow(request.id, p.hops, spec_.gpus[request.source], share, cap * p.bottleneck.bytes_per_second / total, 0,
                std::max(1.0, request.weight));
+      flows_.back().source = request.source;
+      flows_.back().destination = request.destination;
+      flows_.back().channel = request.flow;
     }
   } else {
     const auto& group = *request.group;
@@ -185,9 +191,7 @@ TimePs FlowFabric::completion_time(const Pending& p) {
   return p.start + paced + std::min(plain, per_step);
 }
 
-void FlowFabric::update() {
-  ++rate_updates_;
-  const TimePs now = core::now_ps();
+void FlowFabric::book_progress(TimePs now) {
   const double dt = static_cast<double>(now - last_update_) / 1e12;
   last_update_ = now;
   for (auto& f : flows_) {
@@ -195,6 +199,135 @@ void FlowFabric::update() {
     f.remaining -= moved;
     for (int l : f.links) bytes_[l] += moved;
   }
+}
+
+void FlowFabric::schedule_faults(const std::vector<ResolvedFault>& timed, FaultTiming timing) {
+  for (const auto& fault : timed)
+    timers_.schedule(*fault.spec.at, [this, fault, timing] { strike(fault, timing); });
+}
+
+void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
+  const TimePs now = core::now_ps();
+  book_progress(now);
+  FaultEvent event;
+  event.fault = fault.spec.text;
+  event.at = now;
+  std::vector<char> dead(capacity_.size(), 0);
+  for (int l : fault.links) {
+    auto& text = timed_fault_[static_cast<std::size_t>(l)];
+    if (!text.empty()) text += ", ";
+    text += fault.spec.text;
+    for (std::size_t id : {2 * static_cast<std::size_t>(l), 2 * static_cast<std::size_t>(l) + 1}) {
+      capacity_[id] = fault.down() ? 0.0 : capacity_[id] * fault.spec.fraction;
+      dead[id] = fault.down() ? 1 : 0;
+    }
+    if (fault.down()) {
+      graph_.fail_link(l);
+    } else {
+      graph_.degrade_link(l, fault.spec.fraction);
+    }
+  }
+  std::vector<Flow> cut_off;
+  TimePs detection = 0;
+  if (fault.down()) {
+    auto on_dead = [&](const Flow& f) { return std::any_of(f.links.begin(), f.links.end(), [&](int l) { return dead[static_cast<std::size_t>(l)] != 0; }); };
+    auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) { return !on_dead(f); });
+    cut_off.assign(std::make_move_iterator(keep), std::make_move_iterator(flows_.end()));
+    flows_.erase(keep, flows_.end());
+    std::vector<std::uint64_t> transfers;
+    for (const auto& f : cut_off) {
+      if (f.source < 0)
+        throw core::SimulationError(fmt::format(
+            "fault '{}' struck at {} under an in-switch (NVLS or SHARP) transfer: the multicast group loses a member's link, and "
+            "NCCL aborts the communicator there rather than re-route; fabsim gives no figure for it (the same fault from the start, "
+            "without @, shows the run NCCL plans without that link)", fault.spec.text, core::format_time(now)));
+      if (fault.device_is_nic(spec_))
+        throw core::SimulationError(fmt::format(
+            "fault '{}' struck at {} with traffic through the NIC: NCCL binds each network connection to one NIC and has no "
+            "failover; its queue pairs fail after NCCL_IB_RETRY_CNT (7) retries of the NCCL_IB_TIMEOUT and the communicator "
+            "aborts (src/transport/net_ib.cc); fabsim gives no figure for it (the same fault from the start, without @, shows "
+            "the run on the remaining NICs)", fault.spec.text, core::format_time(now)));
+      event.bytes_resent += f.remaining;
+      transfers.push_back(f.transfer);
+    }
+    const bool local = std::any_of(fault.links.begin(), fault.links.end(), [&](int l) { return !is_network(spec_.links[static_cast<std::size_t>(l)].kind); });
+    if (local && !cut_off.empty() && !timing.local)
+      throw core::SimulationError(fmt::format(
+          "fault '{}' struck at {} with traffic on an NVLink or PCIe bundle: on real hardware that is an uncorrectable NVLink error "
+          "(Xid 74) that stops the GPU's work, and NCCL with it; fabsim gives no figure for it. Give --fault-detection DELAY to "
+          "simulate the what-if of that traffic moving to the remaining links after DELAY, or drop the @ to plan without the link",
+          fault.spec.text, core::format_time(now)));
+    detection = local ? *timing.local : timing.network;
+    std::sort(transfers.begin(), transfers.end());
+    event.flows_resent = cut_off.size();
+    event.transfers_hit = static_cast<std::uint64_t>(std::unique(transfers.begin(), transfers.end()) - transfers.begin());
+  }
+  if (!fault.down()) {
+    // A degraded bundle: the hardware sprays packets by what each link takes
+    // (credit flow control), so a point-to-point transfer striped over it
+    // re-balances at once: its remaining bytes are striped again over its
+    // paths by their new bandwidth. In-switch flows just slow down.
+    std::vector<char> struck(capacity_.size(), 0);
+    for (int l : fault.links) struck[2 * static_cast<std::size_t>(l)] = struck[2 * static_cast<std::size_t>(l) + 1] = 1;
+    std::unordered_map<std::uint64_t, std::size_t> slot;  // transfer -> its merged flow
+    for (const auto& f : flows_)
+      if (f.source >= 0 && std::any_of(f.links.begin(), f.links.end(), [&](int l) { return struck[static_cast<std::size_t>(l)] != 0; }))
+        slot.emplace(f.transfer, 0);
+    auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) { return f.source < 0 || !slot.contains(f.transfer); });
+    std::vector<Flow> merged;
+    for (auto it = keep; it != flows_.end(); ++it) {
+      auto& index = slot.at(it->transfer);
+      if (merged.empty() || merged[index].transfer != it->transfer) {
+        index = merged.size();
+        merged.push_back(std::move(*it));
+        continue;
+      }
+      merged[index].remaining += it->remaining;
+      merged[index].cap += it->cap;
+      --pending_.at(it->transfer).flows;  // the merged flow stands for its siblings
+    }
+    flows_.erase(keep, flows_.end());
+    event.transfers_hit = merged.size();
+    event.transfers_restriped = merged.size();
+    if (!merged.empty()) resend(std::move(merged));
+  }
+  event.resent_at = cut_off.empty() ? 0 : now + detection;
+  fault_events_.push_back(event);
+  if (!cut_off.empty()) {
+    auto moved = std::make_shared<std::vector<Flow>>(std::move(cut_off));
+    timers_.schedule(now + detection, [this, moved] { resend(std::move(*moved)); });
+  }
+  request_update();
+}
+
+void FlowFabric::resend(std::vector<Flow> flows) {
+  book_progress(core::now_ps());
+  for (auto& f : flows) {
+    // What the flow had left goes over the routes that remain, striped as a new send would be.
+    const auto& paths = graph_.paths(f.source, f.destination, f.channel);
+    double total = 0;
+    for (const auto& p : paths) total += p.bottleneck.bytes_per_second;
+    auto& pending = pending_.at(f.transfer);
+    --pending.flows;
+    const std::size_t first = flows_.size();
+    const std::uint64_t started = flows_started_;  // re-sent flows are the fault's figure, not new work units
+    for (const auto& p : paths) {
+      const double share = p.bottleneck.bytes_per_second / total;
+      add_flow(f.transfer, p.hops, spec_.gpus[f.source], f.remaining * share, f.cap * share, 0, f.weight);
+      flows_.back().source = f.source;
+      flows_.back().destination = f.destination;
+      flows_.back().channel = f.channel;
+    }
+    flows_started_ = started;
+    for (std::size_t i = first; i < flows_.size(); ++i) pending.path_latency = std::max(pending.path_latency, flows_[i].latency);
+  }
+  request_update();
+}
+
+void FlowFabric::update() {
+  ++rate_updates_;
+  const TimePs now = core::now_ps();
+  book_progress(now);
   // Flows within a nanosecond of their end finish now: one update for a
   // wave of flows that end together, not one each.
   std::vector<std::uint64_t> done;
@@ -307,9 +440,14 @@ std::vector<LinkUsage> FlowFabric::link_usage(TimePs elapsed) const {
       LinkUsage u;
       u.name = fmt::format("{}->{}", spec_.devices[reverse ? link.b : link.a].name, spec_.devices[reverse ? link.a : link.b].name);
       u.bytes = static_cast<Bytes>(std::llround(bytes[id]));
-      u.busy = static_cast<TimePs>(bytes[id] / capacity_[id] * 1e12);
+      // Busy at the bandwidth it started with: a bundle failing or degrading mid-run keeps the time it was busy before.
+      const double start_capacity = link.effective_bandwidth().bytes_per_second;
+      u.busy = start_capacity > 0 ? static_cast<TimePs>(bytes[id] / start_capacity * 1e12) : 0;
       u.utilisation = elapsed > 0 ? static_cast<double>(u.busy) / static_cast<double>(elapsed) : 0.0;
       u.effective_bandwidth = {capacity_[id]};
+      u.fault = link.fault;
+      if (!timed_fault_[l].empty() && !u.fault.empty()) u.fault += ", ";
+      u.fault += timed_fault_[l];
       out.push_back(std::move(u));
     }
   }

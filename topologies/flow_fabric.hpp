@@ -13,6 +13,7 @@
 
 #include "sim/core/timer_queue.hpp"
 #include "topologies/fabric_backend.hpp"
+#include "topologies/faults.hpp"
 
 namespace fabsim::topo {
 
@@ -32,9 +33,21 @@ class FlowFabric : public FabricBackend {
   std::vector<double> link_bytes() const override;
   bool flow_level() const override { return true; }
 
+  /// Faults striking during the run (FaultSpec::at set): at its time a fault
+  /// changes its links' capacity; a failed one also takes the flows on it off
+  /// the fabric and, `detection` later, re-sends what they had left over the
+  /// routes that remain (FaultTiming). An in-switch (NVLS, SHARP) flow on a failed link,
+  /// or a failed NIC with traffic through it, ends the run with a
+  /// core::SimulationError saying NCCL aborts there. Call before sc_start.
+  void schedule_faults(const std::vector<ResolvedFault>& timed, FaultTiming timing);
+  std::vector<FaultEvent> fault_events() const override { return fault_events_; }
+  void rethrow_failure() const override { timers_.rethrow_failure(); }
+
  private:
   struct Flow {
     std::uint64_t transfer = 0;
+    int source = -1, destination = -1;  ///< GPU ranks of a point-to-point flow (-1: part of an in-switch transfer)
+    std::uint32_t channel = 0;          ///< its ECMP flow id
     std::vector<int> links;  ///< link direction ids
     double remaining = 0;    ///< wire bytes still to move
     double rate = 0;         ///< bytes per second, from the last filling
@@ -67,7 +80,11 @@ class FlowFabric : public FabricBackend {
   /// Link latencies along `hops` from `first_device`, with the forwarding of the devices between.
   TimePs path_latency(const std::vector<LinkDirectionRef>& hops, int first_device) const;
   void request_update();
+  /// Books what every flow moved since the last update.
+  void book_progress(core::TimePs now);
   void update();
+  void strike(const ResolvedFault& fault, FaultTiming timing);
+  void resend(std::vector<Flow> flows);
   void assign_rates();
   void finish_transfer(std::uint64_t transfer);
 
@@ -85,6 +102,8 @@ class FlowFabric : public FabricBackend {
   std::uint64_t wake_generation_ = 0;
   std::uint64_t flows_started_ = 0;
   std::uint64_t rate_updates_ = 0;
+  std::vector<FaultEvent> fault_events_;
+  std::vector<std::string> timed_fault_;  // by link: the timed faults that struck it, as written
   // Scratch for the filling, kept between updates to avoid reallocating.
   std::vector<double> left_;
   std::vector<int> count_;

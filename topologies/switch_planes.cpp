@@ -34,7 +34,7 @@ std::vector<SwitchPlaneLinks> direct_planes(const TopologySpec& spec, const Fabr
       const auto& gpu_ports = graph.ports(gpu_dev);
       // The member's port whose link ends at this switch, and the switch's port back.
       const auto up = std::find_if(gpu_ports.begin(), gpu_ports.end(),
-                                   [&](const LinkDirectionRef& p) { return graph.neighbour(gpu_dev, p) == static_cast<int>(d); });
+                                   [&](const LinkDirectionRef& p) { return graph.live(p.link) && graph.neighbour(gpu_dev, p) == static_cast<int>(d); });
       if (up == gpu_ports.end()) break;
       const auto down = std::find_if(switch_ports.begin(), switch_ports.end(),
                                      [&](const LinkDirectionRef& p) { return p.link == up->link; });
@@ -62,7 +62,7 @@ bool reduces_in_network(const TopologySpec& spec, int device) {
 std::optional<std::size_t> port_towards(const FabricGraph& graph, int from, int to) {
   const auto& ports = graph.ports(from);
   for (std::size_t p = 0; p < ports.size(); ++p)
-    if (graph.neighbour(from, ports[p]) == to) return p;
+    if (graph.live(ports[p].link) && graph.neighbour(from, ports[p]) == to) return p;
   return std::nullopt;
 }
 

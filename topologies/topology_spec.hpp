@@ -40,6 +40,12 @@ struct LinkSpec {
   bool bandwidth_overridden = false;  ///< the file set bandwidth, not the model
   bool latency_overridden = false;
   std::string json_path;
+  /// Faults in force from the start of the run (topologies/faults.hpp): a
+  /// failed bundle carries nothing and no route uses it; a degraded one keeps
+  /// `kept` of its bandwidth (lane_bandwidth is already scaled by it).
+  bool down = false;
+  double kept = 1.0;
+  std::string fault;  ///< the fault(s) that struck it, as written; empty when healthy
 
   Bandwidth raw_bandwidth() const { return lane_bandwidth.scaled(count); }
   Bandwidth effective_bandwidth() const { return lane_bandwidth.scaled(count * efficiency); }

@@ -112,6 +112,7 @@ class SweepDriver {
   NcclTestResult run() {
     start_next(0);
     core::run_to_completion();
+    fabric_.rethrow_failure();
     timers_.rethrow_failure();
     if (result_.rows.size() != sizes_.size())
       throw core::SimulationError(fmt::format(

@@ -15,6 +15,7 @@
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/sweep_command.hpp"
 #include "sim/cli/validate_command.hpp"
+#include "sim/cli/whatif_command.hpp"
 #include "sim/core/data_root.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/limits.hpp"
@@ -32,7 +33,8 @@ namespace {
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
                                     channels = "auto", format = "table", segment_size = "512K",
-                                    model = "segment", calibration;
+                                    model, calibration, fault_detection;
+  std::vector<std::string> faults;
   double factor = 2.0;
   int gpus = -1;  ///< -1: not given (all GPUs)
   int root = 0;
@@ -88,11 +90,13 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
   r.links = f.links;
   r.calibration_path = f.calibration;
+  r.model_given = !f.model.empty();
   r.model_auto = f.model == "auto";
   r.flow_level = f.model == "flow";
-  if (f.model != "segment" && f.model != "flow" && f.model != "auto")
+  if (r.model_given && f.model != "segment" && f.model != "flow" && f.model != "auto")
     diag.error("--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
   diag.throw_if_any();
+  r.faults = parse_fault_flags(f.faults, f.fault_detection);
   return r;
 }
 
@@ -113,10 +117,10 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
   cmd->add_option("--model", flags->model,
-                  "segment (packet-train fidelity), flow (max-min shared bandwidth, for large fabrics) or auto (segment level where "
-                  "its estimated work fits about 10 s, else flow)")
-      ->capture_default_str();
+                  "segment (packet-train fidelity; the default), flow (max-min shared bandwidth, for large fabrics) or auto (segment "
+                  "level where its estimated work fits about 10 s, else flow)");
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
+  add_fault_options(*cmd, flags->faults, flags->fault_detection);
   cmd->add_option("--calibration", flags->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
   cmd->callback([flags, &commands] {
     commands.action = [flags, &commands] {
@@ -140,8 +144,11 @@ void register_run(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--model", *model, "Override the scenario's fabric model: auto, segment or flow");
   auto calibration = std::make_shared<std::string>();
   cmd->add_option("--calibration", *calibration, "Calibration profile overriding the scenario's");
-  cmd->callback([path, format, links, model, calibration, &commands] {
-    commands.action = [path, format, links, model, calibration, &commands] {
+  auto faults = std::make_shared<std::vector<std::string>>();
+  auto detection = std::make_shared<std::string>();
+  add_fault_options(*cmd, *faults, *detection);
+  cmd->callback([path, format, links, model, calibration, faults, detection, &commands] {
+    commands.action = [path, format, links, model, calibration, faults, detection, &commands] {
       SimulationRequest request = load_scenario(core::resolve_stock(core::StockKind::kScenario, *path, "scenario"));
       request.command_line = commands.command_line;
       if (!calibration->empty()) request.calibration_path = *calibration;
@@ -150,7 +157,12 @@ void register_run(CLI::App& app, CommandSet& commands) {
           throw core::ConfigError("command line", "--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", *model));
         request.flow_level = *model == "flow";
         request.model_auto = *model == "auto";
+        request.model_given = true;
       }
+      // Faults on the command line add to the scenario's; its detection delay gives way to the flag's.
+      const FaultRequest extra = parse_fault_flags(*faults, *detection);
+      request.faults.faults.insert(request.faults.faults.end(), extra.faults.begin(), extra.faults.end());
+      if (extra.detection) request.faults.detection = extra.detection;
       if (!format->empty()) {
         const auto f = report::parse_output_format(*format);
         if (!f) throw core::ConfigError("command line", "--format", fmt::format("unknown format '{}' (expected table, json or csv)", *format));
@@ -370,6 +382,7 @@ void register_commands(CLI::App& app, CommandSet& commands) {
   register_describe(app, commands);
   register_list(app, commands);
   register_check(app, commands);
+  register_whatif(app, commands);
 }
 
 }  // namespace fabsim::cli

@@ -30,9 +30,9 @@ namespace fabsim::cli {
 namespace {
 
 struct ReplayFlags {
-  std::string topology, hardware, calibration, format = "table", timeline, model = "segment", segment_size = "512K", algo = "auto",
-                                               proto = "auto", channels = "auto";
-  std::vector<std::string> traces, jobs, stragglers, delays;
+  std::string topology, hardware, calibration, format = "table", timeline, model, segment_size = "512K", algo = "auto",
+                                               proto = "auto", channels = "auto", fault_detection;
+  std::vector<std::string> traces, jobs, stragglers, delays, faults;
   std::string command_line;  ///< for the JSON's provenance
 };
 
@@ -174,8 +174,9 @@ int run_replay(const ReplayFlags& f) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (f.format != "table" && f.format != "json")
     throw core::ConfigError(kOrigin, "--format", fmt::format("unknown format '{}' (expected table or json)", f.format));
-  if (f.model != "segment" && f.model != "flow" && f.model != "auto")
+  if (!f.model.empty() && f.model != "segment" && f.model != "flow" && f.model != "auto")
     throw core::ConfigError(kOrigin, "--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
+  const FaultRequest fault_request = parse_fault_flags(f.faults, f.fault_detection);
   const auto segment = core::parse_size_flag(f.segment_size);
   if (!segment || *segment == 0) throw core::ConfigError(kOrigin, "--segment-size", fmt::format("'{}' is not a segment size > 0", f.segment_size));
   const auto options = options_from(f);
@@ -186,9 +187,17 @@ int run_replay(const ReplayFlags& f) {
     core::check_output_path("--timeline", f.timeline, inputs);
   }
   core::configure_kernel();
-  const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
+  topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
-  std::string model = f.model;  // "auto" becomes the level the estimate chooses
+  std::string model = f.model.empty() ? "segment" : f.model;  // "auto" becomes the level the estimate chooses
+  PreparedFaults faults;
+  {
+    std::set<int> used;
+    for (const auto& job : loaded.jobs) used.insert(job.gpu_of_rank.begin(), job.gpu_of_rank.end());
+    bool flow = model == "flow";
+    faults = prepare_faults(spec, fault_request, std::vector<int>(used.begin(), used.end()), kOrigin, f.model == "segment", "--model", flow, std::cerr);
+    if (flow) model = "flow";
+  }
   {
     std::vector<const traces::Trace*> traces;
     for (const auto& t : loaded.traces) traces.push_back(t.get());
@@ -198,17 +207,18 @@ int run_replay(const ReplayFlags& f) {
   std::unique_ptr<topo::FabricBackend> fabric;
   if (model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);
   else fabric = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{*segment});
+  schedule_faults(*fabric, faults, fault_request);
   traces::ReplayEngine engine(*fabric, loaded.jobs, options);
   const traces::ReplayResult result = engine.run();
 
   report::ReplayDescription run{f.topology, spec.name, model, result.timer_events + fabric->backend_events(),
-                                {f.command_line, spec.catalogue.file, f.calibration}};
+                                {f.command_line, spec.catalogue.file, f.calibration}, fault_request.faults, fabric->fault_events()};
   if (f.format == "json") {
     std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
   } else {
     report::write_replay_table(std::cout, run, loaded.jobs, result);
   }
-  if (!f.timeline.empty()) core::write_file_atomically(f.timeline, report::replay_timeline(spec, loaded.jobs, result).dump() + "\n");
+  if (!f.timeline.empty()) core::write_file_atomically(f.timeline, report::replay_timeline(spec, loaded.jobs, result, run.fault_events).dump() + "\n");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   fmt::print(std::cerr, "fabsim: replayed {} op instances, {} launches, {} simulated, {} kernel events, {:.3f} s wall\n",
              result.records.size(), result.collectives, core::format_time(result.makespan), run.kernel_events, wall);
@@ -314,7 +324,8 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--calibration", f->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
   cmd->add_option("--format", f->format, "table or json")->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run to this file");
-  cmd->add_option("--model", f->model, "segment, flow (max-min shared bandwidth, for large fabrics) or auto (segment level where its estimated work fits about 10 s, else flow)")->capture_default_str();
+  cmd->add_option("--model", f->model, "segment (the default), flow (max-min shared bandwidth, for large fabrics) or auto (segment level where its estimated work fits about 10 s, else flow)");
+  add_fault_options(*cmd, f->faults, f->fault_detection);
   cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model)")->capture_default_str();
   cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <numeric>
 #include <ostream>
 
 #include "sim/cli/work_estimate.hpp"
@@ -19,11 +20,17 @@ namespace fabsim::cli {
 void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
   core::configure_kernel();
-  const topo::TopologySpec spec = topo::load_topology(asked.topology_path, asked.catalogue_path, asked.topology_patch,
-                                                      calibration_patch(asked.calibration_path));
+  topo::TopologySpec spec = topo::load_topology(asked.topology_path, asked.catalogue_path, asked.topology_patch,
+                                                calibration_patch(asked.calibration_path));
   traces::validate_nccl_test(asked.test, spec, asked.origin);
   SimulationRequest request = asked;
-  if (request.model_auto) request.flow_level = auto_chooses_flow(estimate_run_events(request, spec), err);
+  std::vector<int> ranks(request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const bool flags = request.origin == "command line";
+  const PreparedFaults faults = prepare_faults(spec, request.faults, ranks, request.origin,
+                                               request.model_given && !request.flow_level && !request.model_auto,
+                                               flags ? "--model" : "/parameters/model", request.flow_level, err);
+  if (request.model_auto && !request.flow_level) request.flow_level = auto_chooses_flow(estimate_run_events(request, spec), err);
   check_run_work(request, spec);
   std::unique_ptr<topo::FabricBackend> backend;
   if (request.flow_level) {
@@ -32,6 +39,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
     backend = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{request.segment_size});
   }
   auto& fabric = *backend;
+  schedule_faults(fabric, faults, request.faults);
   const traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test);
   const auto links = fabric.link_usage(result.simulated);
 
@@ -48,6 +56,8 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   run.model = request.flow_level ? "flow" : "segment";
   run.kernel_events = result.timer_events + fabric.backend_events();
   run.provenance = {request.command_line, spec.catalogue.file, request.calibration_path};
+  run.faults = request.faults.faults;
+  run.fault_events = fabric.fault_events();
   const auto* link_report = request.links ? &links : nullptr;
 
   switch (request.format) {
@@ -136,12 +146,31 @@ SimulationRequest load_scenario(const std::string& path) {
       if (request.segment_size == 0) diag.error("/parameters/segment_size", "expected a segment size > 0");
     }
     if (const auto m = o.string("model", false)) {
+      request.model_given = true;
       request.model_auto = *m == "auto";
       request.flow_level = *m == "flow";
       if (*m != "segment" && *m != "flow" && *m != "auto")
         diag.error("/parameters/model", fmt::format("unknown model '{}' (expected \"auto\", \"segment\" or \"flow\")", *m));
     }
     o.reject_unknown_keys();
+  }
+  if (const json* list = root.child("faults", json::value_t::array, false)) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string where = fmt::format("/faults/{}", i);
+      if (!(*list)[i].is_string()) {
+        diag.error(where, "expected a fault as a string, e.g. \"gpu0~nvswitch0=down\" or \"leaf3=down@1ms\"");
+        continue;
+      }
+      try {
+        request.faults.faults.push_back(topo::parse_fault((*list)[i].get<std::string>(), path, where));
+      } catch (const core::ConfigError& e) {
+        for (const auto& item : e.items()) diag.error(item.json_path, item.message);
+      }
+    }
+  }
+  if (const auto d = root.quantity("fault_detection", QuantityKind::kTime, false)) {
+    request.faults.detection = static_cast<core::TimePs>(*d);
+    request.faults.detection_where = "/fault_detection";
   }
   if (const json* p = root.child("output", json::value_t::object, false)) {
     JsonObject o(*p, "/output", diag);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/cli/fault_options.hpp"
 #include "sim/report/nccl_report.hpp"
 #include "traces/nccl_test_runner.hpp"
 
@@ -21,6 +22,8 @@ struct SimulationRequest {
   core::Bytes segment_size = 512 * 1024;
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
   bool model_auto = false;  ///< choose segment or flow level by the estimated work (--model auto); flow_level is then set by execute
+  bool model_given = false; ///< --model or the scenario's "model" was written (a forced segment level refuses timed faults)
+  FaultRequest faults;      ///< --fault, --fault-detection, the scenario's "faults"
   report::OutputFormat format = report::OutputFormat::kTable;
   bool links = false;
   std::string command_line;  ///< for the output's provenance

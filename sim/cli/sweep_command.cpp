@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "sim/cli/mpi_world.hpp"
+#include "sim/core/text.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/output_file.hpp"
@@ -45,16 +46,7 @@ std::string absolute_from(const std::string& base_file, const std::string& path)
 
 std::string cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out(1, '"');
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c == '\n' ? ' ' : c);
-  }
-  out.push_back('"');
-  return out;
-}
+using core::csv_escape;
 
 /// Starts `self run SCENARIO --format json` with stdout and stderr in files.
 pid_t spawn_point(const std::string& self, const Point& p) {

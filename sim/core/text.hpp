@@ -68,4 +68,16 @@ inline std::string valid_utf8(std::string_view text, bool& changed) {
   return out;
 }
 
+/// A CSV cell: quoted (quotes doubled, newlines to spaces) when it holds a comma, quote or newline.
+inline std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out(1, '"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c == '\n' ? ' ' : c);
+  }
+  out.push_back('"');
+  return out;
+}
+
 }  // namespace fabsim::core

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace fabsim::report {
 
 std::optional<OutputFormat> parse_output_format(std::string_view name) {
@@ -36,12 +39,74 @@ void write_table(std::ostream& out, const RunDescription& run, const traces::Ncc
   }
   fmt::print(out, "# Avg bus bandwidth    : {:.3f}\n", result.rows.empty() ? 0.0 : bus_sum / result.rows.size());
   fmt::print(out, "# Simulated time       : {}\n", core::format_time(result.simulated));
-  if (links != nullptr) {
-    fmt::print(out, "#\n# Links (whole run): {:<34} {:>16} {:>12} {:>10}\n", "direction", "bytes", "busy (us)", "util");
-    for (const auto& l : *links) {
-      if (l.bytes == 0) continue;
-      fmt::print(out, "#                    {:<34} {:>16} {:>12.2f} {:>9.1f}%\n", l.name, l.bytes, core::to_us(l.busy),
-                 100.0 * l.utilisation);
+  write_fault_lines(out, run.faults, run.fault_events);
+  if (links != nullptr) write_link_table(out, *links);
+}
+
+void write_link_table(std::ostream& out, const std::vector<topo::LinkUsage>& links) {
+  fmt::print(out, "#\n# Links (whole run): {:<34} {:>16} {:>12} {:>10}  {}\n", "direction", "bytes", "busy (us)", "util", "fault");
+  for (const auto& l : links) {
+    if (l.bytes == 0 && l.fault.empty()) continue;
+    fmt::print(out, "#                    {:<34} {:>16} {:>12.2f} {:>9.1f}%  {}\n", l.name, l.bytes, core::to_us(l.busy),
+               100.0 * l.utilisation, l.fault);
+  }
+}
+
+nlohmann::json links_json(const std::vector<topo::LinkUsage>& links) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& l : links) {
+    list.push_back({{"link", l.name},
+                    {"bytes", l.bytes},
+                    {"busy_us", round_to(core::to_us(l.busy), 3)},
+                    {"utilisation", round_to(l.utilisation, 4)},
+                    {"effective_GBps", round_to(l.effective_bandwidth.gbytes_per_second(), 3)},
+                    {"peak_buffer_bytes", l.peak_buffer}});
+    if (!l.fault.empty()) list.back()["fault"] = l.fault;
+  }
+  return list;
+}
+
+nlohmann::json faults_json(const std::vector<topo::FaultSpec>& faults, const std::vector<topo::FaultEvent>& events) {
+  nlohmann::json list = nlohmann::json::array();
+  std::size_t next_event = 0;  // events come in strike order, as the timed faults were sorted
+  for (const auto& f : faults) {
+    nlohmann::json item{{"fault", f.text}, {"at_us", nullptr}};
+    if (f.at) {
+      item["at_us"] = round_to(core::to_us(*f.at), 3);
+      for (std::size_t e = next_event; e < events.size(); ++e)
+        if (events[e].fault == f.text && events[e].at == *f.at) {
+          item["flows_resent"] = events[e].flows_resent;
+          item["transfers_hit"] = events[e].transfers_hit;
+          if (f.kind == topo::FaultKind::kLinkDegraded) item["transfers_restriped"] = events[e].transfers_restriped;
+          item["bytes_resent"] = std::llround(events[e].bytes_resent);
+          item["resent_at_us"] = events[e].flows_resent > 0 ? nlohmann::json(round_to(core::to_us(events[e].resent_at), 3)) : nlohmann::json(nullptr);
+          break;
+        }
+      if (!item.contains("flows_resent")) item["struck"] = false;  // the run ended before its time
+    }
+    list.push_back(std::move(item));
+  }
+  return list;
+}
+
+void write_fault_lines(std::ostream& out, const std::vector<topo::FaultSpec>& faults, const std::vector<topo::FaultEvent>& events) {
+  for (const auto& f : faults) {
+    if (!f.at) {
+      fmt::print(out, "# Fault                : {} (from the start)\n", f.text);
+      continue;
+    }
+    const auto e = std::find_if(events.begin(), events.end(), [&](const topo::FaultEvent& ev) { return ev.fault == f.text && ev.at == *f.at; });
+    if (e == events.end()) {
+      fmt::print(out, "# Fault                : {} (the run ended before it struck)\n", f.text);
+    } else if (f.kind == topo::FaultKind::kLinkDegraded) {
+      fmt::print(out, "# Fault                : {} struck at {}: {} transfers striped again by the new bandwidth\n", f.text,
+                 core::format_time(e->at), e->transfers_restriped);
+    } else if (e->flows_resent == 0) {
+      fmt::print(out, "# Fault                : {} struck at {}, no traffic on it\n", f.text, core::format_time(e->at));
+    } else {
+      fmt::print(out, "# Fault                : {} struck at {}: {} flows of {} transfers ({}) re-sent at {}\n", f.text,
+                 core::format_time(e->at), e->flows_resent, e->transfers_hit,
+                 core::format_bytes(static_cast<core::Bytes>(std::llround(e->bytes_resent))), core::format_time(e->resent_at));
     }
   }
 }
@@ -79,17 +144,8 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
                        {"segments", result.segments},
                        {"kernel_events", run.kernel_events},
                        {"provenance", provenance_json(run.provenance)}}}};
-  if (links != nullptr) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& l : *links)
-      list.push_back({{"link", l.name},
-                      {"bytes", l.bytes},
-                      {"busy_us", round_to(core::to_us(l.busy), 3)},
-                      {"utilisation", round_to(l.utilisation, 4)},
-                      {"effective_GBps", round_to(l.effective_bandwidth.gbytes_per_second(), 3)},
-                      {"peak_buffer_bytes", l.peak_buffer}});
-    doc["links"] = list;
-  }
+  if (!run.faults.empty()) doc["meta"]["faults"] = faults_json(run.faults, run.fault_events);
+  if (links != nullptr) doc["links"] = links_json(*links);
   return doc;
 }
 

@@ -29,7 +29,19 @@ struct RunDescription {
   std::string model = "segment";  ///< "segment" or "flow"
   std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
   RunProvenance provenance;         ///< JSON meta.provenance, CSV comment lines
+  std::vector<topo::FaultSpec> faults;          ///< as asked (--fault, a scenario's "faults")
+  std::vector<topo::FaultEvent> fault_events;   ///< what the timed ones did when they struck
 };
+
+/// meta.faults: each fault as written, when it struck (null: from the start)
+/// and, for a timed one, the traffic it cut off and when that was re-sent.
+nlohmann::json faults_json(const std::vector<topo::FaultSpec>& faults, const std::vector<topo::FaultEvent>& events);
+/// "# Faults" lines of the text reports.
+void write_fault_lines(std::ostream& out, const std::vector<topo::FaultSpec>& faults, const std::vector<topo::FaultEvent>& events);
+/// The link table of the text reports: links that moved bytes or carry a fault.
+void write_link_table(std::ostream& out, const std::vector<topo::LinkUsage>& links);
+/// The "links" list of the JSON reports.
+nlohmann::json links_json(const std::vector<topo::LinkUsage>& links);
 
 void write_table(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result,
                  const std::vector<topo::LinkUsage>* links);

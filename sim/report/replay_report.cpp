@@ -4,10 +4,12 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <ostream>
 
+#include "sim/report/nccl_report.hpp"
 #include "traces/replay/replay_analysis.hpp"
 
 namespace fabsim::report {
@@ -152,9 +154,28 @@ void write_job_table(std::ostream& out, const ReplayJob& job, int j, const Repla
 
 }  // namespace
 
+/// Op instances a fault that struck at `at` touched: running when it struck, or issued after it.
+struct FaultImpact {
+  std::uint64_t running = 0, after = 0;
+};
+FaultImpact fault_impact(const ReplayResult& result, core::TimePs at) {
+  FaultImpact impact;
+  for (const auto& r : result.records) {
+    if (r.issue >= at) ++impact.after;
+    else if (r.end > at) ++impact.running;
+  }
+  return impact;
+}
+
 void write_replay_table(std::ostream& out, const ReplayDescription& run, const std::vector<ReplayJob>& jobs, const ReplayResult& result) {
   fmt::print(out, "fabsim replay on {} ({}), {} model: makespan {:.3f} us, {} collective/p2p launches\n", run.topology_name,
              run.topology_file, run.model, us(result.makespan), result.collectives);
+  write_fault_lines(out, run.faults, run.fault_events);
+  for (const auto& e : run.fault_events) {
+    const auto impact = fault_impact(result, e.at);
+    fmt::print(out, "# after fault {}: {} op instances were running when it struck, {} started after it (of {})\n", e.fault,
+               impact.running, impact.after, result.records.size());
+  }
   for (std::size_t j = 0; j < jobs.size(); ++j) write_job_table(out, jobs[j], static_cast<int>(j), result);
 }
 
@@ -163,6 +184,16 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<Re
   json doc;
   doc["format"] = "fabsim-replay/1";
   doc["meta"] = {{"provenance", provenance_json(run.provenance)}};
+  if (!run.faults.empty()) {
+    json faults = faults_json(run.faults, run.fault_events);
+    for (auto& f : faults)
+      if (f.contains("flows_resent")) {
+        const auto impact = fault_impact(result, static_cast<core::TimePs>(std::llround(f["at_us"].get<double>() * 1e6)));
+        f["ops_running"] = impact.running;
+        f["ops_after"] = impact.after;
+      }
+    doc["meta"]["faults"] = std::move(faults);
+  }
   doc["topology"] = {{"file", run.topology_file}, {"name", run.topology_name}};
   doc["model"] = run.model;
   doc["makespan_us"] = us(result.makespan);
@@ -220,7 +251,7 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<Re
 }
 
 nlohmann::json replay_timeline(const topo::TopologySpec& spec, const std::vector<ReplayJob>& jobs, const ReplayResult& result,
-                               std::size_t max_links) {
+                               const std::vector<topo::FaultEvent>& faults, std::size_t max_links) {
   using nlohmann::json;
   json events = json::array();
   auto pid_of = [&](int job, int rank) {
@@ -252,6 +283,12 @@ nlohmann::json replay_timeline(const topo::TopologySpec& spec, const std::vector
     if (!op.name.empty()) args["label"] = op.name;
     events.push_back({{"ph", "X"}, {"name", op.id}, {"cat", traces::trace_op_name(op.type)}, {"pid", pid_of(r.job, r.rank)},
                       {"tid", op.stream}, {"ts", us(r.issue)}, {"dur", us(r.end - r.issue)}, {"args", std::move(args)}});
+  }
+  for (const auto& f : faults) {
+    events.push_back({{"ph", "i"}, {"s", "g"}, {"name", "fault: " + f.fault}, {"pid", 0}, {"tid", 0}, {"ts", us(f.at)},
+                      {"args", {{"flows_resent", f.flows_resent}, {"transfers_hit", f.transfers_hit}}}});
+    if (f.flows_resent > 0)
+      events.push_back({{"ph", "i"}, {"s", "g"}, {"name", "re-sent: " + f.fault}, {"pid", 0}, {"tid", 0}, {"ts", us(f.resent_at)}});
   }
   const auto& samples = result.links;
   if (samples.times.size() >= 2) {

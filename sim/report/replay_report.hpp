@@ -20,6 +20,8 @@ struct ReplayDescription {
   std::string model;  ///< "segment" or "flow"
   std::uint64_t kernel_events = 0;
   RunProvenance provenance;  ///< the JSON's "meta"
+  std::vector<topo::FaultSpec> faults;         ///< as asked
+  std::vector<topo::FaultEvent> fault_events;  ///< what the timed ones did
 };
 
 void write_replay_table(std::ostream& out, const ReplayDescription& run, const std::vector<traces::ReplayJob>& jobs,
@@ -31,7 +33,9 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<tr
 /// The Chrome trace-event JSON: a process per job rank with a thread per
 /// stream, and a "links" process with a counter per busy link direction
 /// (the `max_links` busiest, in GB/s).
+/// Faults that struck during the run appear as global instant events.
 nlohmann::json replay_timeline(const topo::TopologySpec& spec, const std::vector<traces::ReplayJob>& jobs,
-                               const traces::ReplayResult& result, std::size_t max_links = 64);
+                               const traces::ReplayResult& result, const std::vector<topo::FaultEvent>& faults = {},
+                               std::size_t max_links = 64);
 
 }  // namespace fabsim::report

@@ -45,7 +45,7 @@ struct ReplayEngine::PendingPart {
 };
 
 ReplayEngine::ReplayEngine(topo::FabricBackend& fabric, std::vector<ReplayJob> jobs, ReplayOptions options)
-    : jobs_(std::move(jobs)), options_(options), timers_("replay_timers"), plans_(fabric, timers_), planner_(fabric),
+    : fabric_(fabric), jobs_(std::move(jobs)), options_(options), timers_("replay_timers"), plans_(fabric, timers_), planner_(fabric),
       sampler_(fabric, timers_, [this] { return scheduled_ > 0 || plans_.running() > 0; }) {
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const Trace& trace = *jobs_[j].trace;
@@ -81,6 +81,7 @@ ReplayResult ReplayEngine::run() {
   }
   if (options_.sample_links) sampler_.start();
   core::run_to_completion();
+  fabric_.rethrow_failure();
   timers_.rethrow_failure();
   if (finished_actors_ < actors_.size()) {
     const Trace& trace = *jobs_.front().trace;

@@ -95,6 +95,7 @@ class ReplayEngine {
   std::int16_t plan_name(const CollectivePlan& plan);
   std::string describe_stuck() const;
 
+  topo::FabricBackend& fabric_;
   std::vector<ReplayJob> jobs_;
   ReplayOptions options_;
   core::TimerQueue timers_;
