@@ -131,10 +131,13 @@ void FabricGraph::compute_field(int destination, std::uint32_t bound) {
   if (cost_.size() != n) {
     cost_.assign(n, kUnreached);
     hops_.assign(n, std::numeric_limits<std::uint16_t>::max());
+    relay_.assign(n, 0);
+    via_nic_.assign(n, 0);
   }
   for (int v : touched_) {
     cost_[v] = kUnreached;
     hops_[v] = std::numeric_limits<std::uint16_t>::max();
+    relay_[v] = via_nic_[v] = 0;
   }
   touched_.clear();
   for (auto& b : buckets_) b.clear();
@@ -151,18 +154,30 @@ void FabricGraph::compute_field(int destination, std::uint32_t bound) {
     for (std::size_t i = 0; i < buckets_[c].size(); ++i) {
       const int v = buckets_[c][i];
       if (cost_[v] != c) continue;
-      if (v != destination && !spec_.forwards(v)) continue;  // a GPU ends a route; it does not relay one
+      // A GPU ends a route; it relays one only as PXN does (kPxnRelayCost):
+      // traffic for a NIC, taken in over NVLink.
+      const bool relay = v != destination && !spec_.forwards(v);
+      if (relay && !relay_[v]) continue;
+      const bool through_nic = via_nic_[v] != 0 || spec_.devices[v].kind == DeviceKind::kNic;
       for (const auto& p : ports_[v]) {
         if (dead_[static_cast<std::size_t>(p.link)]) continue;
+        const auto& link = spec_.links[p.link];
+        if (relay && link.kind != LinkKind::kNvlink) continue;
         const int w = neighbour(v, p);
-        const std::uint32_t cw = c + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
+        const std::uint32_t cw = c + static_cast<std::uint32_t>(link.routing_cost) + (relay ? kPxnRelayCost : 0);
         const auto h = static_cast<std::uint16_t>(hops_[v] + 1);
+        const bool may_relay = w != destination && !spec_.forwards(w) && link.kind == LinkKind::kPcie && through_nic && spec_.forwards(v);
         if (cw < cost_[w] || (cw == cost_[w] && h < hops_[w])) {
           if (cost_[w] == kUnreached) touched_.push_back(w);
           const bool improved = cw < cost_[w];
           cost_[w] = cw;
           hops_[w] = h;
+          relay_[w] = may_relay ? 1 : 0;
+          via_nic_[w] = through_nic ? 1 : 0;
           if (improved) push(w, cw);
+        } else if (cw == cost_[w] && h == hops_[w]) {
+          relay_[w] = static_cast<char>(relay_[w] | (may_relay ? 1 : 0));
+          via_nic_[w] = static_cast<char>(via_nic_[w] | (through_nic ? 1 : 0));
         }
       }
     }
@@ -196,9 +211,10 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       const auto& p = ports_[v][i];
       if (dead_[static_cast<std::size_t>(p.link)]) continue;
       const int w = neighbour(v, p);
-      if (w != dst_dev && !spec_.forwards(w)) continue;
+      const bool relay = w != dst_dev && !spec_.forwards(w);  // a PXN relay: entered over NVLink
+      if (relay && (!relay_[w] || spec_.links[p.link].kind != LinkKind::kNvlink)) continue;
       if (cost_[w] == kUnreached) continue;
-      if (cost_[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) != cost_[v]) continue;
+      if (cost_[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) + (relay ? kPxnRelayCost : 0) != cost_[v]) continue;
       if (hops_[w] + 1 != hops_[v]) continue;
       next.push_back(static_cast<std::uint16_t>(i));
       network = network || is_network(spec_.links[p.link].kind);

@@ -8,6 +8,13 @@
 /// field toward its destination that stops at the source's cost (Dial's
 /// bucket queue: costs are small integers), and cached as paths; no field and
 /// no all-pairs table is kept, so a 16k-GPU fabric routes in little memory.
+///
+/// PXN: NCCL (2.12 and later, NCCL_PXN_DISABLE=0 by default) moves a GPU's
+/// network traffic over NVLink to a peer GPU and out of that GPU's NIC
+/// rather than through the CPU ("PCI x NVLink"). A GPU therefore relays
+/// traffic that arrives over NVLink and leaves over PCIe toward a NIC, at
+/// kPxnRelayCost on top of the links: a PXN route wins over one through a
+/// root complex (4 per PCIe hop) and never over a direct one.
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
@@ -37,6 +44,13 @@ struct FabricPath {
 /// when the link bundles marked in `dead` (by link index) carry nothing.
 std::vector<std::pair<int, int>> unreachable_gpu_pairs(const TopologySpec& spec, const std::vector<char>& dead,
                                                        const std::vector<int>& gpus, std::size_t limit);
+
+/// What relaying through a GPU (PXN) adds to a route's cost. Two NVLink hops
+/// and the relay (1 + 1 + 2) cost less than the two PCIe hops to and from a
+/// root complex (4 + 4), but more than the two network hops up to a spine and
+/// down (1 + 1): traffic takes PXN where it would otherwise cross the CPU (a
+/// failed NIC, rails with no spine), and a spine where there is one.
+inline constexpr std::uint32_t kPxnRelayCost = 2;
 
 class FabricGraph {
  public:
@@ -92,6 +106,8 @@ class FabricGraph {
   std::vector<std::vector<LinkDirectionRef>> ports_;
   std::vector<std::uint32_t> cost_;                                        // scratch field: cost to the destination
   std::vector<std::uint16_t> hops_;                                        // scratch field: hops of that route
+  std::vector<char> relay_;                                                // scratch field: a GPU that may relay (PXN)
+  std::vector<char> via_nic_;                                              // scratch field: the route on passes a NIC
   std::vector<int> touched_;                                               // devices the last field set
   std::vector<std::vector<int>> buckets_;                                  // Dial's queue, by cost
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
