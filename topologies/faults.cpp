@@ -53,10 +53,6 @@ FaultSpec parse_fault(std::string_view text, const std::string& origin, const st
   return f;
 }
 
-bool ResolvedFault::device_is_nic(const TopologySpec& topology) const {
-  return device >= 0 && topology.devices[static_cast<std::size_t>(device)].kind == DeviceKind::kNic;
-}
-
 std::vector<ResolvedFault> resolve_faults(const TopologySpec& spec, const std::vector<FaultSpec>& faults, const std::string& origin) {
   std::vector<ResolvedFault> out;
   if (faults.empty()) return out;

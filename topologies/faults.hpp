@@ -41,7 +41,6 @@ struct ResolvedFault {
   std::vector<int> links;  ///< the link bundles it strikes (indexes into TopologySpec::links)
   int device = -1;         ///< the failed device, for kDeviceDown
   bool down() const { return spec.kind != FaultKind::kLinkDegraded; }
-  bool device_is_nic(const TopologySpec& topology) const;
 };
 
 /// Resolves every fault (all problems reported at once, exit 2): unknown

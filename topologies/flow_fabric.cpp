@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -241,12 +242,18 @@ void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
             "fault '{}' struck at {} under an in-switch (NVLS or SHARP) transfer: the multicast group loses a member's link, and "
             "NCCL aborts the communicator there rather than re-route; fabsim gives no figure for it (the same fault from the start, "
             "without @, shows the run NCCL plans without that link)", fault.spec.text, core::format_time(now)));
-      if (fault.device_is_nic(spec_))
+      // The network re-routes around a failed link or switch (the subnet
+      // manager, adaptive routing) but not around a NIC: an RDMA connection
+      // is bound to its two NICs. Traffic whose new route needs another NIC
+      // has lost its connection.
+      if (const auto lost = lost_nic(f)) {
         throw core::SimulationError(fmt::format(
-            "fault '{}' struck at {} with traffic through the NIC: NCCL binds each network connection to one NIC and has no "
-            "failover; its queue pairs fail after NCCL_IB_RETRY_CNT (7) retries of the NCCL_IB_TIMEOUT and the communicator "
-            "aborts (src/transport/net_ib.cc); fabsim gives no figure for it (the same fault from the start, without @, shows "
-            "the run on the remaining NICs)", fault.spec.text, core::format_time(now)));
+            "fault '{}' struck at {} with traffic through NIC '{}', which it leaves with no way on: NCCL binds each network "
+            "connection to one NIC and has no failover; its queue pairs fail after NCCL_IB_RETRY_CNT (7) retries of the "
+            "NCCL_IB_TIMEOUT and the communicator aborts (src/transport/net_ib.cc); fabsim gives no figure for it (the same "
+            "fault from the start, without @, shows the run NCCL plans on the remaining NICs)",
+            fault.spec.text, core::format_time(now), spec_.devices[static_cast<std::size_t>(*lost)].name));
+      }
       event.bytes_resent += f.remaining;
       transfers.push_back(f.transfer);
     }
@@ -298,6 +305,29 @@ void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
     timers_.schedule(now + detection, [this, moved] { resend(std::move(*moved)); });
   }
   request_update();
+}
+
+std::vector<int> FlowFabric::nics_on(const std::vector<int>& link_ids, int first_device) const {
+  std::vector<int> nics;
+  int at = first_device;
+  for (int id : link_ids) {
+    at = graph_.neighbour(at, LinkDirectionRef{id / 2, id % 2 == 1});
+    if (spec_.devices[static_cast<std::size_t>(at)].kind == DeviceKind::kNic) nics.push_back(at);
+  }
+  return nics;
+}
+
+std::optional<int> FlowFabric::lost_nic(const Flow& f) {
+  const auto before = nics_on(f.links, spec_.gpus[static_cast<std::size_t>(f.source)]);
+  if (before.empty()) return std::nullopt;
+  for (const auto& p : graph_.paths(f.source, f.destination, f.channel)) {
+    std::vector<int> ids;
+    for (const auto& h : p.hops) ids.push_back(h.id());
+    const auto after = nics_on(ids, spec_.gpus[static_cast<std::size_t>(f.source)]);
+    for (int nic : before)
+      if (std::find(after.begin(), after.end(), nic) == after.end()) return nic;
+  }
+  return std::nullopt;
 }
 
 void FlowFabric::resend(std::vector<Flow> flows) {

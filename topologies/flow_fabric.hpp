@@ -8,6 +8,7 @@
 /// details for speed; tests hold the two within 5% on the stock scenarios.
 
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -85,6 +86,10 @@ class FlowFabric : public FabricBackend {
   void update();
   void strike(const ResolvedFault& fault, FaultTiming timing);
   void resend(std::vector<Flow> flows);
+  /// The NICs a flow's links pass, in order.
+  std::vector<int> nics_on(const std::vector<int>& link_ids, int first_device) const;
+  /// A NIC the flow used that its routes from now on do not (a lost RDMA connection).
+  std::optional<int> lost_nic(const Flow& f);
   void assign_rates();
   void finish_transfer(std::uint64_t transfer);
 

@@ -1,6 +1,9 @@
 #include "sim/cli/check_command.hpp"
 
 #include <fmt/format.h>
+
+#include <numeric>
+#include <sstream>
 #include <fmt/ostream.h>
 
 #include <iostream>
@@ -36,10 +39,17 @@ std::string check_file(const std::string& path) {
   }
   if (format == "fabsim-scenario/1") {
     const SimulationRequest request = load_scenario(path);
-    const auto spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch,
-                                          calibration_patch(request.calibration_path));
+    auto spec = topo::load_topology(request.topology_path, request.catalogue_path, request.topology_patch,
+                                    calibration_patch(request.calibration_path));
     traces::validate_nccl_test(request.test, spec, request.origin);
-    return fmt::format("a scenario on {}", spec.name);
+    // Its faults name devices and links of the topology and leave the run's GPUs connected.
+    std::vector<int> ranks(request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    bool flow = true;
+    std::ostringstream quiet;
+    (void)prepare_faults(spec, request.faults, ranks, request.origin, false, "", flow, quiet);
+    return request.faults.faults.empty() ? fmt::format("a scenario on {}", spec.name)
+                                         : fmt::format("a scenario on {} with {} fault(s)", spec.name, request.faults.faults.size());
   }
   if (format == "fabsim-sweep/1") {
     const auto sweep = load_sweep(path, "");

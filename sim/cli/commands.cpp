@@ -267,6 +267,7 @@ void register_sweep(CLI::App& app, CommandSet& commands) {
   cmd->add_option("-j,--jobs", options->jobs, "Points simulated at once (separate processes)")->capture_default_str();
   cmd->add_option("-o,--out", options->out_dir, "Write sweep.csv, sweep.json and the points here (default: CSV on stdout)");
   cmd->add_option("--calibration", options->calibration, "Calibration profile applied to every point");
+  add_fault_options(*cmd, options->faults, options->fault_detection);
   cmd->callback([options, &commands] {
     commands.action = [options, &commands] {
       SweepOptions o = *options;

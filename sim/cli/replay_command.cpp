@@ -10,7 +10,9 @@
 #include <memory>
 #include <set>
 
+#include "sim/cli/child_run.hpp"
 #include "sim/cli/simulation_request.hpp"
+#include "sim/cli/whatif_command.hpp"
 #include "sim/cli/work_estimate.hpp"
 #include "sim/core/data_root.hpp"
 #include "sim/core/error.hpp"
@@ -31,7 +33,8 @@ namespace {
 
 struct ReplayFlags {
   std::string topology, hardware, calibration, format = "table", timeline, model, segment_size = "512K", algo = "auto",
-                                               proto = "auto", channels = "auto", fault_detection;
+                                               proto = "auto", channels = "auto", fault_detection, whatif;
+  int whatif_jobs = 1;
   std::vector<std::string> traces, jobs, stragglers, delays, faults;
   std::string command_line;  ///< for the JSON's provenance
 };
@@ -170,7 +173,48 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
   return o;
 }
 
+/// `replay --whatif SCOPE`: the replay healthy, then with each single
+/// failure of the scope (one per symmetry class), ranked by makespan.
+int run_replay_whatif(const ReplayFlags& f) {
+  if (!f.timeline.empty()) throw core::ConfigError(kOrigin, "--timeline", "a what-if study writes no timeline (run the failure you want to see)");
+  const auto scope = parse_fault_scope(f.whatif, "--whatif");
+  const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
+  const auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
+  std::set<int> used;
+  for (const auto& job : loaded.jobs) used.insert(job.gpu_of_rank.begin(), job.gpu_of_rank.end());
+  WhatifStudy study;
+  study.self = self_executable();
+  study.replay = true;
+  study.scope = f.whatif;
+  study.format = f.format;
+  study.jobs = f.whatif_jobs;
+  study.command_line = f.command_line;
+  study.topology_name = spec.name;
+  study.classes = topo::single_fault_classes(spec, std::vector<int>(used.begin(), used.end()), scope);
+  study.args = {"replay", "-t", f.topology, "--segment-size", f.segment_size, "--algo", f.algo, "--proto", f.proto, "--channels", f.channels};
+  if (!f.model.empty()) study.args.insert(study.args.end(), {"--model", f.model});
+  for (const auto& t : f.traces) study.args.push_back(t);
+  auto repeat = [&](const char* flag, const std::vector<std::string>& values) {
+    for (const auto& v : values) study.args.insert(study.args.end(), {flag, v});
+  };
+  repeat("--job", f.jobs);
+  repeat("--straggler", f.stragglers);
+  repeat("--start-delay", f.delays);
+  repeat("--fault", f.faults);  // faults asked for hold in every run: the study adds one more
+  if (!f.fault_detection.empty()) study.args.insert(study.args.end(), {"--fault-detection", f.fault_detection});
+  if (!f.hardware.empty()) study.args.insert(study.args.end(), {"--hardware", f.hardware});
+  if (!f.calibration.empty()) study.args.insert(study.args.end(), {"--calibration", f.calibration});
+  std::string names;
+  for (const auto& job : loaded.jobs) {
+    if (!names.empty()) names += ", ";
+    names += job.label;
+  }
+  study.workload = "replay of " + names;
+  return run_whatif(study, std::cout, std::cerr);
+}
+
 int run_replay(const ReplayFlags& f) {
+  if (!f.whatif.empty()) return run_replay_whatif(f);
   const auto wall_start = std::chrono::steady_clock::now();
   if (f.format != "table" && f.format != "json")
     throw core::ConfigError(kOrigin, "--format", fmt::format("unknown format '{}' (expected table or json)", f.format));
@@ -326,6 +370,8 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run to this file");
   cmd->add_option("--model", f->model, "segment (the default), flow (max-min shared bandwidth, for large fabrics) or auto (segment level where its estimated work fits about 10 s, else flow)");
   add_fault_options(*cmd, f->faults, f->fault_detection);
+  cmd->add_option("--whatif", f->whatif, "Rank single failures by the makespan they cost: links, devices or all (as fabsim whatif --scope)");
+  cmd->add_option("-j,--jobs", f->whatif_jobs, "With --whatif: failures simulated at once (separate processes)")->capture_default_str();
   cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model)")->capture_default_str();
   cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/cli/fault_options.hpp"
 #include "sim/cli/mpi_world.hpp"
 #include "sim/core/text.hpp"
 #include "sim/core/error.hpp"
@@ -132,6 +133,9 @@ SweepDefinition load_sweep(const std::string& path, const std::string& calibrati
   for (const char* key : {"topology", "hardware", "calibration"})
     if (base.contains(key) && base[key].is_string()) base[key] = absolute_from(base_file, base[key].get<std::string>());
   if (!calibration.empty()) base["calibration"] = fs::absolute(calibration).lexically_normal().string();
+  // A faults axis needs no "faults" in the base: a healthy base has none.
+  for (const auto& a : axes)
+    if (a.path == "/faults" && !base.contains("faults")) base["faults"] = json::array();
   for (std::size_t i = 0; i < axes.size(); ++i) {
     try {
       (void)base.at(json::json_pointer(axes[i].path));
@@ -146,6 +150,7 @@ SweepDefinition load_sweep(const std::string& path, const std::string& calibrati
 
 int run_sweep(const SweepOptions& options, std::ostream& out) {
   const auto [axes, base_file, base] = load_sweep(options.sweep, options.calibration);
+  (void)parse_fault_flags(options.faults, options.fault_detection);  // refused here, once, rather than at every point
   if (options.jobs < 1 || options.jobs > kMaxJobs)
     throw core::ConfigError("command line", "-j", fmt::format("expected 1 to {} processes at a time, found {}", kMaxJobs, options.jobs));
   if (!options.out_dir.empty()) {
@@ -178,8 +183,16 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
       json value = p.values[i];
       if ((axes[i].path == "/topology" || axes[i].path == "/hardware") && value.is_string())
         value = absolute_from(options.sweep, value.get<std::string>());
+      if (axes[i].path == "/faults" && value.is_string()) value = json::array({value});  // one fault per point
+      if (axes[i].path == "/faults" && value.is_null()) value = json::array();          // the healthy point
       scenario[json::json_pointer(axes[i].path)] = value;
     }
+    // --fault holds at every point, on top of the scenario's and the axis's.
+    if (!options.faults.empty()) {
+      if (!scenario.contains("faults") || !scenario["faults"].is_array()) scenario["faults"] = json::array();
+      for (const auto& f : options.faults) scenario["faults"].push_back(f);
+    }
+    if (!options.fault_detection.empty()) scenario["fault_detection"] = options.fault_detection;
     scenario["output"] = {{"format", "json"}, {"links", false}};
     p.scenario = work / "points" / fmt::format("point-{:04}.json", k);
     p.output = work / "points" / fmt::format("point-{:04}.out.json", k);

@@ -19,6 +19,8 @@ struct SweepOptions {
   int jobs = 1;
   std::string calibration;  ///< a calibration profile for every point (overrides the base scenario's)
   std::string command_line;  ///< for the outputs' provenance
+  std::vector<std::string> faults;  ///< --fault: added to every point's scenario
+  std::string fault_detection;      ///< --fault-detection: every point's
 };
 
 /// One swept setting: a JSON pointer into the scenario and its values.
