@@ -246,13 +246,15 @@ void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
       // manager, adaptive routing) but not around a NIC: an RDMA connection
       // is bound to its two NICs. Traffic whose new route needs another NIC
       // has lost its connection.
-      if (const auto lost = lost_nic(f)) {
+      if (const auto lost = lost_nics(f); !lost.empty()) {
+        std::string names;
+        for (int nic : lost) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", spec_.devices[static_cast<std::size_t>(nic)].name);
         throw core::SimulationError(fmt::format(
-            "fault '{}' struck at {} with traffic through NIC '{}', which it leaves with no way on: NCCL binds each network "
+            "fault '{}' struck at {} with traffic through NIC {}, which it leaves with no way on: NCCL binds each network "
             "connection to one NIC and has no failover; its queue pairs fail after NCCL_IB_RETRY_CNT (7) retries of the "
             "NCCL_IB_TIMEOUT and the communicator aborts (src/transport/net_ib.cc); fabsim gives no figure for it (the same "
             "fault from the start, without @, shows the run NCCL plans on the remaining NICs)",
-            fault.spec.text, core::format_time(now), spec_.devices[static_cast<std::size_t>(*lost)].name));
+            fault.spec.text, core::format_time(now), names));
       }
       event.bytes_resent += f.remaining;
       transfers.push_back(f.transfer);
@@ -317,17 +319,19 @@ std::vector<int> FlowFabric::nics_on(const std::vector<int>& link_ids, int first
   return nics;
 }
 
-std::optional<int> FlowFabric::lost_nic(const Flow& f) {
+std::vector<int> FlowFabric::lost_nics(const Flow& f) {
+  std::vector<int> lost;
   const auto before = nics_on(f.links, spec_.gpus[static_cast<std::size_t>(f.source)]);
-  if (before.empty()) return std::nullopt;
+  if (before.empty()) return lost;
   for (const auto& p : graph_.paths(f.source, f.destination, f.channel)) {
     std::vector<int> ids;
     for (const auto& h : p.hops) ids.push_back(h.id());
     const auto after = nics_on(ids, spec_.gpus[static_cast<std::size_t>(f.source)]);
     for (int nic : before)
-      if (std::find(after.begin(), after.end(), nic) == after.end()) return nic;
+      if (std::find(after.begin(), after.end(), nic) == after.end() && std::find(lost.begin(), lost.end(), nic) == lost.end())
+        lost.push_back(nic);
   }
-  return std::nullopt;
+  return lost;
 }
 
 void FlowFabric::resend(std::vector<Flow> flows) {

@@ -88,8 +88,8 @@ class FlowFabric : public FabricBackend {
   void resend(std::vector<Flow> flows);
   /// The NICs a flow's links pass, in order.
   std::vector<int> nics_on(const std::vector<int>& link_ids, int first_device) const;
-  /// A NIC the flow used that its routes from now on do not (a lost RDMA connection).
-  std::optional<int> lost_nic(const Flow& f);
+  /// The NICs the flow used that its routes from now on do not (a lost RDMA connection).
+  std::vector<int> lost_nics(const Flow& f);
   void assign_rates();
   void finish_transfer(std::uint64_t transfer);
 
