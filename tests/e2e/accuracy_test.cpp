@@ -182,7 +182,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 10.4%, 0.0%, 23.6%, 5.5%, 52.7% and 69.4%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 10.4%, 0.0%, 23.6%, 5.5%, 52.7% and 71.8%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -195,7 +195,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
                                               {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
                                               {"hgx-h100-2node", "-b 8 -e 1G", 0.527},
-                                              {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.694}}) {
+                                              {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.718}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
     CHECK(worst <= sweep.claimed_worst + kErrorMargin);
