@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <ostream>
 
 #include "sim/report/nccl_report.hpp"
@@ -157,12 +158,22 @@ void write_job_table(std::ostream& out, const ReplayJob& job, int j, const Repla
 /// Op instances a fault that struck at `at` touched: running when it struck, or issued after it.
 struct FaultImpact {
   std::uint64_t running = 0, after = 0;
+  std::vector<std::string> running_ops;  ///< the ops (by id; "job/op" with several jobs) running when it struck, in trace order
 };
-FaultImpact fault_impact(const ReplayResult& result, core::TimePs at) {
+FaultImpact fault_impact(const std::vector<ReplayJob>& jobs, const ReplayResult& result, core::TimePs at) {
   FaultImpact impact;
+  std::set<std::pair<int, int>> seen;  // (job, op)
   for (const auto& r : result.records) {
-    if (r.issue >= at) ++impact.after;
-    else if (r.end > at) ++impact.running;
+    if (r.issue >= at) {
+      ++impact.after;
+    } else if (r.end > at) {
+      ++impact.running;
+      if (seen.insert({r.job, r.op}).second) {
+        const auto& job = jobs[static_cast<std::size_t>(r.job)];
+        const std::string& id = traces::op_of(job, r).id;
+        impact.running_ops.push_back(jobs.size() > 1 ? job_name(job) + "/" + id : id);
+      }
+    }
   }
   return impact;
 }
@@ -172,9 +183,16 @@ void write_replay_table(std::ostream& out, const ReplayDescription& run, const s
              run.topology_file, run.model, us(result.makespan), result.collectives);
   write_fault_lines(out, run.faults, run.fault_events);
   for (const auto& e : run.fault_events) {
-    const auto impact = fault_impact(result, e.at);
-    fmt::print(out, "# after fault {}: {} op instances were running when it struck, {} started after it (of {})\n", e.fault,
-               impact.running, impact.after, result.records.size());
+    const auto impact = fault_impact(jobs, result, e.at);
+    std::string ops;
+    for (std::size_t i = 0; i < impact.running_ops.size() && i < 8; ++i) {
+      ops += ops.empty() ? " (" : ", ";
+      ops += impact.running_ops[i];
+    }
+    if (impact.running_ops.size() > 8) ops += ", ...";
+    if (!ops.empty()) ops += ")";
+    fmt::print(out, "# after fault {}: {} op instances were running when it struck{}, {} started after it (of {})\n", e.fault,
+               impact.running, ops, impact.after, result.records.size());
   }
   for (std::size_t j = 0; j < jobs.size(); ++j) write_job_table(out, jobs[j], static_cast<int>(j), result);
 }
@@ -188,9 +206,10 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<Re
     json faults = faults_json(run.faults, run.fault_events);
     for (auto& f : faults)
       if (f.contains("flows_resent")) {
-        const auto impact = fault_impact(result, static_cast<core::TimePs>(std::llround(f["at_us"].get<double>() * 1e6)));
+        const auto impact = fault_impact(jobs, result, static_cast<core::TimePs>(std::llround(f["at_us"].get<double>() * 1e6)));
         f["ops_running"] = impact.running;
         f["ops_after"] = impact.after;
+        f["running_ops"] = impact.running_ops;
       }
     doc["meta"]["faults"] = std::move(faults);
   }

@@ -229,6 +229,7 @@ TEST_CASE("replay with a fault mid-run reports the ops it touched, and its timel
   const auto& fault = doc["meta"]["faults"][0];
   CHECK(fault["fault"] == "node0.gpu1~node0.nvswitch2=0.5@20us");
   CHECK(fault["ops_running"].get<int>() + fault["ops_after"].get<int>() > 0);
+  CHECK(fault["running_ops"].size() <= fault["ops_running"].get<std::size_t>());
   const json trace = json::parse(std::ifstream(timeline));
   bool marked = false;
   for (const auto& e : trace["traceEvents"])
@@ -242,4 +243,17 @@ TEST_CASE("replay --whatif ranks single failures by the makespan they cost", "[f
   CHECK(doc["baseline"]["busbw_GBps"].is_null());
   CHECK(doc["rows"][0]["slowdown"].get<double>() >= 1.0);
   CHECK(doc["rows"][0]["time_us"].get<double>() >= doc["rows"][1]["time_us"].get<double>());
+}
+
+TEST_CASE("a GPU with every NVLink bundle failed reaches its peers over PCIe through the CPU, at the PCIe rate", "[faults]") {
+  std::string faults;
+  for (int s = 0; s < 4; ++s) faults += " --fault node0.gpu0~node0.nvswitch" + std::to_string(s) + "=down";
+  const json doc = run_json("nccl-test -t " + topology("hgx-h100-2node") + " -g 8 --algo ring -b 256M -e 256M --model flow --links" + faults);
+  const auto& pcie = link_named(doc, "node0.gpu0->node0.pcie0");
+  CHECK(pcie["bytes"].get<double>() > 0);
+  CHECK(link_named(doc, "node0.pcie0->node0.host")["bytes"] == pcie["bytes"]);
+  // By hand: the ring is bound by gpu0's one PCIe Gen5 x16 link each way.
+  const double rate = pcie["effective_GBps"].get<double>();
+  CHECK(busbw(doc) <= rate);
+  CHECK(busbw(doc) >= 0.95 * rate);
 }

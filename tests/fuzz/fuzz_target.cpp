@@ -19,6 +19,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/text.hpp"
 #include "sim/core/units.hpp"
+#include "topologies/faults.hpp"
 #include "topologies/hardware_catalogue.hpp"
 #include "topologies/topology_spec.hpp"
 #include "traces/import/importers.hpp"
@@ -87,6 +88,15 @@ void run(const std::string& text) {
       (void)core::parse_quantity(text, kind, why);
     (void)core::parse_integer<int>(text);
     (void)core::parse_finite(text);
+    // A --fault value: parsed, resolved against two HGX nodes, applied and checked for reachability.
+    const auto fault = topo::parse_fault(text, "fuzz", "--fault");
+    static const topo::TopologySpec two_nodes = topo::load_topology(std::string(FABSIM_SOURCE_DIR) + "/topologies/hgx-h100-2node.json");
+    auto spec = two_nodes;
+    const auto resolved = topo::resolve_faults(spec, {fault}, "fuzz");
+    (void)topo::apply_faults_from_start(spec, resolved);
+    std::vector<int> ranks(spec.gpus.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
+    topo::check_reachable_under_faults(spec, resolved, ranks, "fuzz");
   }
 }
 
