@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "sim/core/error.hpp"
+#include "sim/core/hash.hpp"
 
 namespace fabsim::topo {
 
@@ -16,12 +17,7 @@ namespace {
 constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kAnyFlow = 0xFFFFFF;
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser: a fixed, portable hash
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using core::mix64;
 
 std::uint64_t cache_key(int src, int dst, std::uint64_t flow) {
   return (static_cast<std::uint64_t>(src) << 44) | (static_cast<std::uint64_t>(dst) << 24) | (flow & kAnyFlow);
@@ -221,7 +217,7 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
     }
     if (network && !spray_network && next.size() > 1) {
       hashed = true;
-      const std::uint64_t h = mix(spec_.routing.hash_seed ^ mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^
+      const std::uint64_t h = mix64(spec_.routing.hash_seed ^ mix64(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^
                                                                static_cast<std::uint64_t>(dst) << 21 ^
                                                                static_cast<std::uint64_t>(flow) << 42 ^
                                                                static_cast<std::uint64_t>(v)));

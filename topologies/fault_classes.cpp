@@ -7,26 +7,18 @@
 #include <unordered_set>
 #include <utility>
 
+#include "sim/core/hash.hpp"
+
 namespace fabsim::topo {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser: a fixed, portable hash
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t hash_text(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+using core::hash_text;
+using core::mix64;
 
 /// What a bundle's links are: their model and count, as one hash.
 std::uint64_t link_signature(const LinkSpec& link) {
-  return mix(hash_text(link.model) ^ mix(static_cast<std::uint64_t>(link.count)) ^ (link.down ? 0x5A5Aull : 0));
+  return mix64(hash_text(link.model) ^ mix64(static_cast<std::uint64_t>(link.count)) ^ (link.down ? 0x5A5Aull : 0));
 }
 
 /// Stable colours of every device (colour refinement).
@@ -41,7 +33,7 @@ std::vector<std::uint64_t> refine_colours(const TopologySpec& spec, const std::v
   }
   std::vector<std::uint64_t> colour(n);
   for (std::size_t d = 0; d < n; ++d)
-    colour[d] = mix(hash_text(spec.devices[d].model) ^ mix(static_cast<std::uint64_t>(spec.devices[d].kind) * 7 + used[d]));
+    colour[d] = mix64(hash_text(spec.devices[d].model) ^ mix64(static_cast<std::uint64_t>(spec.devices[d].kind) * 7 + used[d]));
   auto distinct = [](std::vector<std::uint64_t> c) {
     std::sort(c.begin(), c.end());
     return static_cast<std::size_t>(std::unique(c.begin(), c.end()) - c.begin());
@@ -52,10 +44,10 @@ std::vector<std::uint64_t> refine_colours(const TopologySpec& spec, const std::v
     std::vector<std::uint64_t> next(n);
     for (std::size_t d = 0; d < n; ++d) {
       around.clear();
-      for (const auto& [w, signature] : adjacent[d]) around.push_back(mix(colour[static_cast<std::size_t>(w)] ^ signature));
+      for (const auto& [w, signature] : adjacent[d]) around.push_back(mix64(colour[static_cast<std::size_t>(w)] ^ signature));
       std::sort(around.begin(), around.end());
       std::uint64_t h = colour[d];
-      for (auto a : around) h = mix(h ^ a);
+      for (auto a : around) h = mix64(h ^ a);
       next[d] = h;
     }
     const std::size_t refined = distinct(next);
