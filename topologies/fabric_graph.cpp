@@ -115,6 +115,9 @@ void FabricGraph::check_connected() {
 void FabricGraph::fail_link(int link) {
   dead_[static_cast<std::size_t>(link)] = 1;
   path_cache_.clear();
+  field_cache_.clear();  // costs change around the failed link
+  field_cache_bytes_ = 0;
+  loaded_destination_ = -1;
 }
 
 void FabricGraph::degrade_link(int link, double kept) {
@@ -136,6 +139,8 @@ void FabricGraph::compute_field(int destination, std::uint32_t bound) {
     relay_[v] = via_nic_[v] = 0;
   }
   touched_.clear();
+  loaded_destination_ = destination;
+  loaded_bound_ = bound;
   for (auto& b : buckets_) b.clear();
   auto push = [&](int v, std::uint32_t c) {
     if (c >= buckets_.size()) buckets_.resize(c + 1);
@@ -235,32 +240,76 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
   return out;
 }
 
-const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_t flow) {
-  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
-  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
-  const int src_dev = spec_.gpus[src], dst_dev = spec_.gpus[dst];
+void FabricGraph::load_field(int destination_device, int source_device) {
+  if (loaded_destination_ == destination_device && cost_[source_device] <= loaded_bound_) return;
+  std::uint32_t bound = 8;
+  if (const auto it = field_cache_.find(destination_device); it != field_cache_.end()) {
+    for (int v : touched_) {
+      cost_[v] = kUnreached;
+      hops_[v] = std::numeric_limits<std::uint16_t>::max();
+      relay_[v] = via_nic_[v] = 0;
+    }
+    touched_.clear();
+    for (const auto& s : it->second.settled) {
+      cost_[s.device] = s.cost;
+      hops_[s.device] = s.hops;
+      relay_[s.device] = s.relay;
+      via_nic_[s.device] = s.via_nic;
+      touched_.push_back(s.device);
+    }
+    loaded_destination_ = destination_device;
+    loaded_bound_ = it->second.bound;
+    if (cost_[source_device] <= loaded_bound_) return;
+    bound = 2 * it->second.bound;
+  }
   // Settle everything up to the source's cost: every device on a least-cost
   // route from it costs no more. The source's cost is not known in advance:
   // grow the bound until the source is reached.
-  std::uint32_t bound = 8;
   for (;;) {
-    compute_field(dst_dev, bound);
-    if (cost_[src_dev] <= bound) break;
+    compute_field(destination_device, bound);
+    if (cost_[source_device] <= bound) break;
     if (bound > 1u << 20)
-      throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[src_dev].name, spec_.devices[dst_dev].name));
+      throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[static_cast<std::size_t>(source_device)].name,
+                                              spec_.devices[static_cast<std::size_t>(destination_device)].name));
     bound *= 2;
   }
-  bool hashed = false;
-  auto first = walk(src, dst, flow, hashed);
-  if (!hashed) return path_cache_.emplace(cache_key(src, dst, kAnyFlow), std::move(first)).first->second;
-  // Hashed routes differ by flow: fill in a block of flows from this one field.
-  const std::uint32_t base = flow / kFlowsPerField * kFlowsPerField;
-  for (std::uint32_t f = base; f < base + kFlowsPerField; ++f) {
-    if (f == flow || path_cache_.contains(cache_key(src, dst, f))) continue;
-    bool h = false;
-    path_cache_.emplace(cache_key(src, dst, f), walk(src, dst, f, h));
+  auto& kept = field_cache_[destination_device];
+  field_cache_bytes_ -= kept.settled.size() * sizeof(Settled);
+  if (field_cache_bytes_ + touched_.size() * sizeof(Settled) > kFieldCacheBytes) {
+    // Over budget: start over rather than track use (the fields are recomputable).
+    field_cache_.clear();
+    field_cache_bytes_ = 0;
   }
-  return path_cache_.emplace(cache_key(src, dst, flow), std::move(first)).first->second;
+  auto& fresh = field_cache_[destination_device];
+  fresh.bound = bound;
+  fresh.settled.clear();
+  fresh.settled.reserve(touched_.size());
+  for (int v : touched_) fresh.settled.push_back({v, cost_[v], hops_[v], relay_[v], via_nic_[v]});
+  field_cache_bytes_ += fresh.settled.size() * sizeof(Settled);
+}
+
+std::vector<FabricPath> FabricGraph::route(int src, int dst, std::uint32_t flow, bool& hashed) {
+  if (cost_.size() != spec_.devices.size()) compute_field(spec_.gpus[dst], 0);  // sizes the scratch arrays
+  load_field(spec_.gpus[dst], spec_.gpus[src]);
+  hashed = false;
+  return walk(src, dst, flow, hashed);
+}
+
+const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_t flow) {
+  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
+  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
+  bool hashed = false;
+  auto found = route(src, dst, flow, hashed);
+  return path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), std::move(found)).first->second;
+}
+
+std::vector<FabricPath> FabricGraph::paths_once(int src, int dst, std::uint32_t flow) {
+  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
+  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
+  bool hashed = false;
+  auto found = route(src, dst, flow, hashed);
+  if (path_cache_.size() < kPathCacheEntries) path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), found);
+  return found;
 }
 
 int FabricGraph::diameter(int exact_limit) {

@@ -6,8 +6,10 @@
 /// striped over every equal-cost path; elsewhere ECMP picks one path per flow
 /// by a deterministic hash. A route is computed on first use from a cost
 /// field toward its destination that stops at the source's cost (Dial's
-/// bucket queue: costs are small integers), and cached as paths; no field and
-/// no all-pairs table is kept, so a 16k-GPU fabric routes in little memory.
+/// bucket queue: costs are small integers), and cached as paths. Fields are
+/// kept per destination (only the devices they settled) within a memory
+/// budget, so an all-to-all computes one field per destination, not one per
+/// pair; no all-pairs table is kept, so a 16k-GPU fabric routes in little memory.
 ///
 /// PXN: NCCL (2.12 and later, NCCL_PXN_DISABLE=0 by default) moves a GPU's
 /// network traffic over NVLink to a peer GPU and out of that GPU's NIC
@@ -70,6 +72,10 @@ class FabricGraph {
   /// The paths a flow from GPU rank `src` to GPU rank `dst` (src != dst)
   /// takes; `flow` (a channel) feeds the ECMP hash. Cached; references stay valid.
   const std::vector<FabricPath>& paths(int src, int dst, std::uint32_t flow = 0);
+  /// The same paths by value, cached only while the path cache is below
+  /// kPathCacheEntries: for callers that copy what they need at once (the
+  /// flow level), so n^2 one-off pairs of an all-to-all are not all kept.
+  std::vector<FabricPath> paths_once(int src, int dst, std::uint32_t flow = 0);
   /// Output ports of a device, in port order: the link directions leaving it.
   const std::vector<LinkDirectionRef>& ports(int device) const { return ports_[device]; }
   /// The device at the far end of one of `device`'s ports.
@@ -89,14 +95,20 @@ class FabricGraph {
   void fail_link(int link);
   void degrade_link(int link, double kept);
 
-  /// Flows whose hashed paths one field computation fills in at once.
-  static constexpr std::uint32_t kFlowsPerField = 64;
+  /// Pairs (and hashed flows) whose paths paths_once still caches.
+  static constexpr std::size_t kPathCacheEntries = std::size_t{1} << 16;
+  /// Bytes of settled devices the field cache keeps; beyond, it starts over.
+  static constexpr std::size_t kFieldCacheBytes = std::size_t{256} << 20;
 
  private:
   /// Least cost and hops from every settled device to `destination`; with
   /// `bound`, only devices costing up to it are settled (enough for routes
   /// from a device of that cost). Fills cost_ and hops_; resets the last call's.
   void compute_field(int destination, std::uint32_t bound);
+  /// Makes the scratch field the one toward `destination_device` that reaches
+  /// `source_device`: the loaded one, a kept one, or a new computation (kept).
+  void load_field(int destination_device, int source_device);
+  std::vector<FabricPath> route(int src, int dst, std::uint32_t flow, bool& hashed);
   std::vector<FabricPath> walk(int src, int dst, std::uint32_t flow, bool& hashed) const;
   void check_connected();
 
@@ -110,6 +122,20 @@ class FabricGraph {
   std::vector<char> via_nic_;                                              // scratch field: the route on passes a NIC
   std::vector<int> touched_;                                               // devices the last field set
   std::vector<std::vector<int>> buckets_;                                  // Dial's queue, by cost
+  struct Settled {
+    int device;
+    std::uint32_t cost;
+    std::uint16_t hops;
+    char relay, via_nic;
+  };
+  struct KeptField {
+    std::uint32_t bound = 0;
+    std::vector<Settled> settled;
+  };
+  std::unordered_map<int, KeptField> field_cache_;  // by destination device
+  std::size_t field_cache_bytes_ = 0;
+  int loaded_destination_ = -1;                     // the field in the scratch arrays
+  std::uint32_t loaded_bound_ = 0;
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
   std::vector<char> dead_;                                                 // by link: failed
   std::vector<double> kept_;                                               // by link: bandwidth kept since a degradation during the run

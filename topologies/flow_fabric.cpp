@@ -74,7 +74,7 @@ void FlowFabric::send(const models::TransferRequest& request) {
   pending.reduce_sync = request.reduce_sync;
   const std::size_t first_flow = flows_.size();
   if (request.kind == models::TransferKind::kPointToPoint) {
-    const auto& paths = graph_.paths(request.source, request.destination, request.flow);
+    const auto& paths = graph_.paths_once(request.source, request.destination, request.flow);
     double total = 0;
     for (const auto& p : paths) total += p.bottleneck.bytes_per_second;
     for (const auto& p : paths) {
@@ -323,7 +323,7 @@ std::vector<int> FlowFabric::lost_nics(const Flow& f) {
   std::vector<int> lost;
   const auto before = nics_on(f.links, spec_.gpus[static_cast<std::size_t>(f.source)]);
   if (before.empty()) return lost;
-  for (const auto& p : graph_.paths(f.source, f.destination, f.channel)) {
+  for (const auto& p : graph_.paths_once(f.source, f.destination, f.channel)) {
     std::vector<int> ids;
     for (const auto& h : p.hops) ids.push_back(h.id());
     const auto after = nics_on(ids, spec_.gpus[static_cast<std::size_t>(f.source)]);
@@ -338,7 +338,7 @@ void FlowFabric::resend(std::vector<Flow> flows) {
   book_progress(core::now_ps());
   for (auto& f : flows) {
     // What the flow had left goes over the routes that remain, striped as a new send would be.
-    const auto& paths = graph_.paths(f.source, f.destination, f.channel);
+    const auto& paths = graph_.paths_once(f.source, f.destination, f.channel);
     double total = 0;
     for (const auto& p : paths) total += p.bottleneck.bytes_per_second;
     auto& pending = pending_.at(f.transfer);
