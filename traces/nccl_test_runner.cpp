@@ -8,6 +8,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/kernel.hpp"
+#include "sim/core/progress.hpp"
 #include "traces/collectives/collective_planner.hpp"
 #include "traces/executor/plan_executor.hpp"
 
@@ -101,8 +102,8 @@ namespace {
 /// previous one has finished, like nccl-tests' loop over sizes.
 class SweepDriver {
  public:
-  SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config)
-      : fabric_(fabric), config_(config), timers_("executor_timers"), executor_(fabric, timers_), planner_(fabric) {
+  SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress)
+      : fabric_(fabric), config_(config), progress_(progress), timers_("executor_timers"), executor_(fabric, timers_), planner_(fabric) {
     ranks_ = config.gpus == 0 ? fabric.gpu_count() : config.gpus;
     gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
     std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
@@ -111,7 +112,18 @@ class SweepDriver {
 
   NcclTestResult run() {
     start_next(0);
-    core::run_to_completion();
+    if (progress_ != nullptr && progress_->enabled()) {
+      double total_bytes = 0;
+      for (const auto b : sizes_) total_bytes += static_cast<double>(b);
+      core::run_to_completion([this, total_bytes] {
+        double done_bytes = 0;
+        for (std::size_t i = 0; i < result_.rows.size(); ++i) done_bytes += static_cast<double>(sizes_[i]);  // rows come in size order
+        progress_->update(result_.rows.size(), sizes_.size(), total_bytes > 0 ? done_bytes / total_bytes : 0.0);
+      });
+      progress_->finish();
+    } else {
+      core::run_to_completion();
+    }
     fabric_.rethrow_failure();
     timers_.rethrow_failure();
     if (result_.rows.size() != sizes_.size())
@@ -155,6 +167,7 @@ class SweepDriver {
 
   topo::FabricBackend& fabric_;
   NcclTestConfig config_;
+  core::ProgressLine* progress_;
   core::TimerQueue timers_;
   PlanExecutor executor_;
   CollectivePlanner planner_;
@@ -166,8 +179,8 @@ class SweepDriver {
 
 }  // namespace
 
-NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config) {
-  SweepDriver driver(fabric, config);
+NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress) {
+  SweepDriver driver(fabric, config, progress);
   return driver.run();
 }
 

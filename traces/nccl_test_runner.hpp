@@ -10,6 +10,10 @@
 #include "topologies/fabric_backend.hpp"
 #include "traces/collectives/collective.hpp"
 
+namespace fabsim::core {
+class ProgressLine;
+}
+
 namespace fabsim::traces {
 
 struct NcclTestConfig {
@@ -52,6 +56,7 @@ std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config);
 void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& spec, const std::string& origin);
 
 /// Runs the sweep; the fabric must be freshly elaborated (sc_start not yet called).
-NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config);
+/// `progress`, where given, is redrawn as the sweep goes (sizes done of total).
+NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress = nullptr);
 
 }  // namespace fabsim::traces

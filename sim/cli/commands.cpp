@@ -11,6 +11,7 @@
 #include "sim/cli/list_command.hpp"
 #include "sim/cli/regress_command.hpp"
 #include "sim/cli/replay_command.hpp"
+#include "sim/cli/progress_option.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/sweep_command.hpp"
@@ -33,7 +34,7 @@ namespace {
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
                                     channels = "auto", format = "table", segment_size = "512K",
-                                    model, calibration, fault_detection;
+                                    model, calibration, fault_detection, progress;
   std::vector<std::string> faults;
   double factor = 2.0;
   int gpus = -1;  ///< -1: not given (all GPUs)
@@ -91,12 +92,13 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.links = f.links;
   r.calibration_path = f.calibration;
   r.model_given = !f.model.empty();
-  r.model_auto = f.model == "auto";
+  r.model_auto = f.model.empty() || f.model == "auto";
   r.flow_level = f.model == "flow";
   if (r.model_given && f.model != "segment" && f.model != "flow" && f.model != "auto")
     diag.error("--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
   diag.throw_if_any();
   r.faults = parse_fault_flags(f.faults, f.fault_detection);
+  r.progress = parse_progress_flag(f.progress);
   return r;
 }
 
@@ -117,11 +119,12 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
   cmd->add_option("--model", flags->model,
-                  "segment (packet-train fidelity; the default), flow (max-min shared bandwidth, for large fabrics) or auto (segment "
-                  "level where its estimated work fits about 10 s, else flow)");
+                  "auto (the default: segment level where its estimated work fits about 10 s, else flow), segment (packet-train "
+                  "fidelity) or flow (max-min shared bandwidth, for large fabrics)");
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
   add_fault_options(*cmd, flags->faults, flags->fault_detection);
   cmd->add_option("--calibration", flags->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
+  add_progress_option(*cmd, flags->progress);
   cmd->callback([flags, &commands] {
     commands.action = [flags, &commands] {
       SimulationRequest request = request_from_flags(*flags);
@@ -147,8 +150,10 @@ void register_run(CLI::App& app, CommandSet& commands) {
   auto faults = std::make_shared<std::vector<std::string>>();
   auto detection = std::make_shared<std::string>();
   add_fault_options(*cmd, *faults, *detection);
-  cmd->callback([path, format, links, model, calibration, faults, detection, &commands] {
-    commands.action = [path, format, links, model, calibration, faults, detection, &commands] {
+  auto progress = std::make_shared<std::string>();
+  add_progress_option(*cmd, *progress);
+  cmd->callback([path, format, links, model, calibration, faults, detection, progress, &commands] {
+    commands.action = [path, format, links, model, calibration, faults, detection, progress, &commands] {
       SimulationRequest request = load_scenario(core::resolve_stock(core::StockKind::kScenario, *path, "scenario"));
       request.command_line = commands.command_line;
       if (!calibration->empty()) request.calibration_path = *calibration;
@@ -169,6 +174,7 @@ void register_run(CLI::App& app, CommandSet& commands) {
         request.format = *f;
       }
       request.links = request.links || *links;
+      request.progress = parse_progress_flag(*progress);
       execute(request, std::cout, std::cerr);
       return 0;
     };

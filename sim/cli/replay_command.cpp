@@ -11,6 +11,7 @@
 #include <set>
 
 #include "sim/cli/child_run.hpp"
+#include "sim/cli/progress_option.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/whatif_command.hpp"
 #include "sim/cli/work_estimate.hpp"
@@ -33,7 +34,7 @@ namespace {
 
 struct ReplayFlags {
   std::string topology, hardware, calibration, format = "table", timeline, model, segment_size = "512K", algo = "auto",
-                                               proto = "auto", channels = "auto", fault_detection, whatif;
+                                               proto = "auto", channels = "auto", fault_detection, whatif, progress;
   int whatif_jobs = 1;
   std::vector<std::string> traces, jobs, stragglers, delays, faults;
   std::string command_line;  ///< for the JSON's provenance
@@ -221,6 +222,7 @@ int run_replay(const ReplayFlags& f) {
   if (!f.model.empty() && f.model != "segment" && f.model != "flow" && f.model != "auto")
     throw core::ConfigError(kOrigin, "--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
   const FaultRequest fault_request = parse_fault_flags(f.faults, f.fault_detection);
+  const core::ProgressMode progress_mode = parse_progress_flag(f.progress);
   const auto segment = core::parse_size_flag(f.segment_size);
   if (!segment || *segment == 0) throw core::ConfigError(kOrigin, "--segment-size", fmt::format("'{}' is not a segment size > 0", f.segment_size));
   const auto options = options_from(f);
@@ -233,7 +235,7 @@ int run_replay(const ReplayFlags& f) {
   core::configure_kernel();
   topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
-  std::string model = f.model.empty() ? "segment" : f.model;  // "auto" becomes the level the estimate chooses
+  std::string model = f.model.empty() ? "auto" : f.model;  // "auto" (the default) becomes the level the estimate chooses
   PreparedFaults faults;
   {
     std::set<int> used;
@@ -252,7 +254,10 @@ int run_replay(const ReplayFlags& f) {
   if (model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);
   else fabric = std::make_unique<topo::Fabric>(spec, topo::FabricOptions{*segment});
   schedule_faults(*fabric, faults, fault_request);
-  traces::ReplayEngine engine(*fabric, loaded.jobs, options);
+  core::ProgressLine progress(std::cerr, core::progress_wanted(progress_mode), "op instances");
+  auto run_options = options;
+  run_options.progress = &progress;
+  traces::ReplayEngine engine(*fabric, loaded.jobs, run_options);
   const traces::ReplayResult result = engine.run();
 
   report::ReplayDescription run{f.topology, spec.name, model, result.timer_events + fabric->backend_events(),
@@ -368,8 +373,9 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--calibration", f->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
   cmd->add_option("--format", f->format, "table or json")->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run to this file");
-  cmd->add_option("--model", f->model, "segment (the default), flow (max-min shared bandwidth, for large fabrics) or auto (segment level where its estimated work fits about 10 s, else flow)");
+  cmd->add_option("--model", f->model, "auto (the default: segment level where its estimated work fits about 10 s, else flow), segment or flow (max-min shared bandwidth, for large fabrics)");
   add_fault_options(*cmd, f->faults, f->fault_detection);
+  add_progress_option(*cmd, f->progress);
   cmd->add_option("--whatif", f->whatif, "Rank single failures by the makespan they cost: links, devices or all (as fabsim whatif --scope)");
   cmd->add_option("-j,--jobs", f->whatif_jobs, "With --whatif: failures simulated at once (separate processes)")->capture_default_str();
   cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model)")->capture_default_str();

@@ -40,7 +40,8 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   }
   auto& fabric = *backend;
   schedule_faults(fabric, faults, request.faults);
-  const traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test);
+  core::ProgressLine progress(err, core::progress_wanted(request.progress), "sizes");
+  const traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test, &progress);
   const auto links = fabric.link_usage(result.simulated);
 
   report::RunDescription run;

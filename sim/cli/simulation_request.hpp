@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/cli/fault_options.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/report/nccl_report.hpp"
 #include "traces/nccl_test_runner.hpp"
 
@@ -21,11 +22,12 @@ struct SimulationRequest {
   traces::NcclTestConfig test;
   core::Bytes segment_size = 512 * 1024;
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
-  bool model_auto = false;  ///< choose segment or flow level by the estimated work (--model auto); flow_level is then set by execute
+  bool model_auto = true;   ///< choose segment or flow level by the estimated work (--model auto, the default); execute then sets flow_level
   bool model_given = false; ///< --model or the scenario's "model" was written (a forced segment level refuses timed faults)
   FaultRequest faults;      ///< --fault, --fault-detection, the scenario's "faults"
   report::OutputFormat format = report::OutputFormat::kTable;
   bool links = false;
+  core::ProgressMode progress = core::ProgressMode::kAuto;  ///< --progress (the command line only)
   std::string command_line;  ///< for the output's provenance
 };
 

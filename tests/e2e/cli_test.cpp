@@ -158,6 +158,34 @@ TEST_CASE("model auto takes the segment level within its budget and the flow lev
   CHECK(rack["meta"]["segment_size_bytes"] == 0);
 }
 
+TEST_CASE("model auto is the default: no --model takes the level the estimate chooses", "[e2e][model]") {
+  const auto box = run_fabsim("nccl-test " + kTopology + " -b 1M -e 64M --format json");
+  REQUIRE(box.exit_code == 0);
+  CHECK(json::parse(box.out)["meta"]["model"] == "segment");
+  const auto rack = run_fabsim("nccl-test --topology " + source_path("topologies/gb200-nvl72.json") + " -b 8 -e 8G --format json");
+  REQUIRE(rack.exit_code == 0);
+  CHECK(json::parse(rack.out)["meta"]["model"] == "flow");
+  // --model segment still forces, and still refuses what would take too long.
+  const auto forced = run_fabsim("nccl-test " + kTopology + " -b 64M -e 64M --segment-size 1 --model segment");
+  CHECK(forced.exit_code == 2);
+}
+
+TEST_CASE("a progress line changes no figure: the kernel run in slices takes its events in the same order", "[e2e][progress]") {
+  // 8 B - 256 MiB on 8 GPUs at segment level, NCCL's default (Ring, then NVLS pieces): over a million events, many slices.
+  const std::string sweep = "nccl-test " + kTopology + " -b 8 -e 256M --model segment --format json --progress ";
+  const auto whole = run_fabsim(sweep + "never"), sliced = run_fabsim(sweep + "always");
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(sliced.exit_code == 0);
+  CHECK(json::parse(whole.out)["rows"] == json::parse(sliced.out)["rows"]);
+  const std::string replay = "replay --topology " + source_path("topologies/hgx-h100.json") + " " +
+                             source_path("configs/traces/dp8-ddp-step.json") + " --format json --progress ";
+  const auto replay_whole = run_fabsim(replay + "never"), replay_sliced = run_fabsim(replay + "always");
+  REQUIRE(replay_whole.exit_code == 0);
+  REQUIRE(replay_sliced.exit_code == 0);
+  CHECK(json::parse(replay_whole.out)["ops"] == json::parse(replay_sliced.out)["ops"]);
+  CHECK(json::parse(replay_whole.out)["makespan_us"] == json::parse(replay_sliced.out)["makespan_us"]);
+}
+
 TEST_CASE("model auto on a replay: the 8-GPU DDP step at segment level, the NVL72 MoE trace at flow level", "[e2e][model]") {
   const auto small = run_fabsim("replay --topology " + source_path("topologies/hgx-h100.json") + " " +
                                 source_path("configs/traces/dp8-ddp-step.json") + " --model auto --format json");

@@ -67,7 +67,9 @@ fabsim_error_test(hostile_chakra_huge_size "the attribute value \"99999999999999
 fabsim_error_test(hostile_size_2pow62 "-b: '4611686018427387904' is not a size"
   nccl-test -t ${H100} -b 4611686018427387904 -e 16T)
 fabsim_error_test(hostile_segment_size_1 "segment level, more than fabsim runs.*--model flow"
-  nccl-test -t ${H100} -b 64M -e 64M --segment-size 1)
+  nccl-test -t ${H100} -b 64M -e 64M --segment-size 1 --model segment)
+fabsim_error_test(hostile_progress_mode "--progress: unknown progress mode 'yes' \\(expected auto, always or never\\)"
+  nccl-test -t ${H100} --progress yes)
 fabsim_error_test(hostile_gpus_zero "-g: expected 1 to 131072 GPUs, found 0"
   nccl-test -t ${H100} -g 0)
 fabsim_error_test(hostile_size_not_element_multiple "-b: sizes 6 and 6 must be multiples of the element size"

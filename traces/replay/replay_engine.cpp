@@ -9,6 +9,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/kernel.hpp"
+#include "sim/core/progress.hpp"
 
 namespace fabsim::traces {
 
@@ -60,6 +61,7 @@ ReplayEngine::ReplayEngine(topo::FabricBackend& fabric, std::vector<ReplayJob> j
       a.program = &trace.programs[program];
       a.collectives_issued.assign(trace.communicators.size(), 0);
       if (!jobs_[j].compute_scale.empty()) a.compute_scale = jobs_[j].compute_scale[static_cast<std::size_t>(r)];
+      for (const auto& op : a.program->ops) instances_total_ += static_cast<std::uint64_t>(op.repeat) * static_cast<std::uint64_t>(trace.iterations);
       actors_.push_back(std::move(a));
     }
   }
@@ -80,7 +82,15 @@ ReplayResult ReplayEngine::run() {
     schedule(delay, [this, a] { start_iteration(static_cast<int>(a), -1); });
   }
   if (options_.sample_links) sampler_.start();
-  core::run_to_completion();
+  if (options_.progress != nullptr && options_.progress->enabled()) {
+    core::run_to_completion([this] {
+      options_.progress->update(instances_done_, instances_total_,
+                                instances_total_ > 0 ? static_cast<double>(instances_done_) / static_cast<double>(instances_total_) : 0.0);
+    });
+    options_.progress->finish();
+  } else {
+    core::run_to_completion();
+  }
   fabric_.rethrow_failure();
   timers_.rethrow_failure();
   if (finished_actors_ < actors_.size()) {
@@ -161,6 +171,7 @@ void ReplayEngine::complete(int a, std::int64_t record) {
   auto& r = result_.records[static_cast<std::size_t>(record)];
   r.end = core::now_ps();
   const auto op = static_cast<std::size_t>(r.op);
+  ++instances_done_;
   if (++actor.instances_done[op] < actor.program->ops[op].repeat) {
     make_ready(a, r.op, record);
     return;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/progress.hpp"
 #include "sim/core/timer_queue.hpp"
 #include "topologies/fabric_backend.hpp"
 #include "traces/collectives/collective_planner.hpp"
@@ -38,6 +39,7 @@ struct ReplayOptions {
   std::optional<topo::Protocol> protocol;
   std::optional<int> channels;
   bool sample_links = false;  ///< record link traffic over time (for --timeline)
+  core::ProgressLine* progress = nullptr;  ///< redrawn as the replay goes (op instances done of total); may be null
 };
 
 /// One executed instance of an op on one rank. Times are absolute (ps).
@@ -111,6 +113,7 @@ class ReplayEngine {
   ReplayResult result_;
   std::map<std::string, std::int16_t> plan_index_;
   std::size_t finished_actors_ = 0;
+  std::uint64_t instances_done_ = 0, instances_total_ = 0;  // op instances over all ranks and iterations, for progress
   std::size_t scheduled_ = 0;  // engine timers pending
   LinkSampler sampler_;
 };
