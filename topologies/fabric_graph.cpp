@@ -49,6 +49,20 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths)
     ports_[link.a].push_back({static_cast<int>(l), false});
     ports_[link.b].push_back({static_cast<int>(l), true});
   }
+  // Hosts: what NVLink and PCIe join, without the network.
+  host_.resize(spec.devices.size());
+  std::iota(host_.begin(), host_.end(), 0);
+  auto root = [this](int d) {
+    while (host_[d] != d) d = host_[d] = host_[host_[d]];  // path halving: no recursion on 100k devices
+    return d;
+  };
+  for (const auto& link : spec.links)
+    if (!is_network(link.kind)) host_[root(link.a)] = root(link.b);
+  for (std::size_t d = 0; d < spec.devices.size(); ++d) host_[d] = root(static_cast<int>(d));
+  cost_.assign(spec.devices.size(), kUnreached);
+  hops_.assign(spec.devices.size(), std::numeric_limits<std::uint16_t>::max());
+  relay_.assign(spec.devices.size(), 0);
+  via_nic_.assign(spec.devices.size(), 0);
   check_connected();
 }
 
@@ -125,20 +139,18 @@ void FabricGraph::degrade_link(int link, double kept) {
   path_cache_.clear();
 }
 
-void FabricGraph::compute_field(int destination, std::uint32_t bound) {
-  const std::size_t n = spec_.devices.size();
-  if (cost_.size() != n) {
-    cost_.assign(n, kUnreached);
-    hops_.assign(n, std::numeric_limits<std::uint16_t>::max());
-    relay_.assign(n, 0);
-    via_nic_.assign(n, 0);
-  }
+void FabricGraph::reset_scratch() {
   for (int v : touched_) {
     cost_[v] = kUnreached;
     hops_[v] = std::numeric_limits<std::uint16_t>::max();
     relay_[v] = via_nic_[v] = 0;
   }
   touched_.clear();
+}
+
+void FabricGraph::compute_field(int destination, std::uint32_t bound, int stop_at, bool skip_other_hosts) {
+  reset_scratch();
+  const int source_host = stop_at >= 0 ? host_[stop_at] : -1, destination_host = host_[destination];
   loaded_destination_ = destination;
   loaded_bound_ = bound;
   for (auto& b : buckets_) b.clear();
@@ -165,6 +177,9 @@ void FabricGraph::compute_field(int destination, std::uint32_t bound) {
         const auto& link = spec_.links[p.link];
         if (relay && link.kind != LinkKind::kNvlink) continue;
         const int w = neighbour(v, p);
+        if (skip_other_hosts && spec_.devices[w].kind == DeviceKind::kNic && host_[w] != source_host && host_[w] != destination_host &&
+            is_network(link.kind))
+          continue;
         const std::uint32_t cw = c + static_cast<std::uint32_t>(link.routing_cost) + (relay ? kPxnRelayCost : 0);
         const auto h = static_cast<std::uint16_t>(hops_[v] + 1);
         const bool may_relay = w != destination && !spec_.forwards(w) && link.kind == LinkKind::kPcie && through_nic && spec_.forwards(v);
@@ -181,6 +196,12 @@ void FabricGraph::compute_field(int destination, std::uint32_t bound) {
           via_nic_[w] = static_cast<char>(via_nic_[w] | (through_nic ? 1 : 0));
         }
       }
+    }
+    // Every device of cost c is now final: once the source is among them, the
+    // field holds every least-cost route from it (each costs less on the way).
+    if (stop_at >= 0 && cost_[stop_at] <= c) {
+      loaded_bound_ = c;
+      return;
     }
   }
 }
@@ -240,16 +261,10 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
   return out;
 }
 
-void FabricGraph::load_field(int destination_device, int source_device) {
-  if (loaded_destination_ == destination_device && cost_[source_device] <= loaded_bound_) return;
-  std::uint32_t bound = 8;
+bool FabricGraph::load_field(int destination_device, int source_device) {
+  if (loaded_destination_ == destination_device && cost_[source_device] <= loaded_bound_) return false;
   if (const auto it = field_cache_.find(destination_device); it != field_cache_.end()) {
-    for (int v : touched_) {
-      cost_[v] = kUnreached;
-      hops_[v] = std::numeric_limits<std::uint16_t>::max();
-      relay_[v] = via_nic_[v] = 0;
-    }
-    touched_.clear();
+    reset_scratch();
     for (const auto& s : it->second.settled) {
       cost_[s.device] = s.cost;
       hops_[s.device] = s.hops;
@@ -259,20 +274,22 @@ void FabricGraph::load_field(int destination_device, int source_device) {
     }
     loaded_destination_ = destination_device;
     loaded_bound_ = it->second.bound;
-    if (cost_[source_device] <= loaded_bound_) return;
-    bound = 2 * it->second.bound;
+    if (cost_[source_device] <= loaded_bound_) return false;
   }
-  // Settle everything up to the source's cost: every device on a least-cost
-  // route from it costs no more. The source's cost is not known in advance:
-  // grow the bound until the source is reached.
-  for (;;) {
-    compute_field(destination_device, bound);
-    if (cost_[source_device] <= bound) break;
-    if (bound > 1u << 20)
-      throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[static_cast<std::size_t>(source_device)].name,
-                                              spec_.devices[static_cast<std::size_t>(destination_device)].name));
-    bound *= 2;
-  }
+  // Settle everything up to the source's cost and no further: every device on
+  // a least-cost route from it costs no more (a cross-node route settles its
+  // leaf and spines, not the other nodes' GPUs).
+  // First without entering a third host from the network: RDMA traffic between
+  // two nodes does not cross another node's PCIe, and leaving those hosts out
+  // keeps a cross-node field to the network and the two hosts (on a 16k-GPU fat
+  // tree, not all 16k NICs and PCIe switches). A fabric whose only route runs
+  // through a third host still gets it from the full search.
+  compute_field(destination_device, kUnreached - 1, source_device, true);
+  if (cost_[source_device] == kUnreached) compute_field(destination_device, kUnreached - 1, source_device, false);
+  if (cost_[source_device] == kUnreached)
+    throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[static_cast<std::size_t>(source_device)].name,
+                                            spec_.devices[static_cast<std::size_t>(destination_device)].name));
+  const std::uint32_t bound = loaded_bound_;
   auto& kept = field_cache_[destination_device];
   field_cache_bytes_ -= kept.settled.size() * sizeof(Settled);
   if (field_cache_bytes_ + touched_.size() * sizeof(Settled) > kFieldCacheBytes) {
@@ -286,29 +303,48 @@ void FabricGraph::load_field(int destination_device, int source_device) {
   fresh.settled.reserve(touched_.size());
   for (int v : touched_) fresh.settled.push_back({v, cost_[v], hops_[v], relay_[v], via_nic_[v]});
   field_cache_bytes_ += fresh.settled.size() * sizeof(Settled);
+  return true;
 }
 
-std::vector<FabricPath> FabricGraph::route(int src, int dst, std::uint32_t flow, bool& hashed) {
-  if (cost_.size() != spec_.devices.size()) compute_field(spec_.gpus[dst], 0);  // sizes the scratch arrays
-  load_field(spec_.gpus[dst], spec_.gpus[src]);
+const std::vector<FabricPath>* FabricGraph::find_cached(int src, int dst, std::uint32_t flow) const {
+  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return &it->second;
+  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return &it->second;
+  return nullptr;
+}
+
+std::vector<FabricPath> FabricGraph::route(int src, int dst, std::uint32_t flow, bool& hashed, bool& computed) {
+  computed = load_field(spec_.gpus[dst], spec_.gpus[src]);
   hashed = false;
-  return walk(src, dst, flow, hashed);
+  auto found = walk(src, dst, flow, hashed);
+  if (computed && hashed) {
+    // A field just computed is the costly part of a route (a cross-node one
+    // settles most of a large fabric): walk the other flows of its block
+    // from it now, since the other channels of a ring ask for the same pair
+    // long after the field has left the cache (16k-GPU ring, README).
+    const std::uint32_t base = flow / kFlowsPerField * kFlowsPerField;
+    for (std::uint32_t f = base; f < base + kFlowsPerField; ++f) {
+      if (f == flow || path_cache_.contains(cache_key(src, dst, f))) continue;
+      bool h = false;
+      path_cache_.emplace(cache_key(src, dst, f), walk(src, dst, f, h));
+    }
+  }
+  return found;
 }
 
 const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_t flow) {
-  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
-  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
-  bool hashed = false;
-  auto found = route(src, dst, flow, hashed);
+  if (const auto* cached = find_cached(src, dst, flow)) return *cached;
+  bool hashed = false, computed = false;
+  auto found = route(src, dst, flow, hashed, computed);
   return path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), std::move(found)).first->second;
 }
 
 std::vector<FabricPath> FabricGraph::paths_once(int src, int dst, std::uint32_t flow) {
-  if (auto it = path_cache_.find(cache_key(src, dst, kAnyFlow)); it != path_cache_.end()) return it->second;
-  if (auto it = path_cache_.find(cache_key(src, dst, flow)); it != path_cache_.end()) return it->second;
-  bool hashed = false;
-  auto found = route(src, dst, flow, hashed);
-  if (path_cache_.size() < kPathCacheEntries) path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), found);
+  if (const auto* cached = find_cached(src, dst, flow)) return *cached;
+  bool hashed = false, computed = false;
+  auto found = route(src, dst, flow, hashed, computed);
+  // Past the cap, still keep what a new field cost: the pair's other flows (a
+  // ring's other channels) come back for it after the field has left the cache.
+  if (path_cache_.size() < kPathCacheEntries || computed) path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), found);
   return found;
 }
 

@@ -73,7 +73,7 @@ class FabricGraph {
   /// takes; `flow` (a channel) feeds the ECMP hash. Cached; references stay valid.
   const std::vector<FabricPath>& paths(int src, int dst, std::uint32_t flow = 0);
   /// The same paths by value, cached only while the path cache is below
-  /// kPathCacheEntries: for callers that copy what they need at once (the
+  /// kPathCacheEntries or when their field had to be computed: for callers that copy what they need at once (the
   /// flow level), so n^2 one-off pairs of an all-to-all are not all kept.
   std::vector<FabricPath> paths_once(int src, int dst, std::uint32_t flow = 0);
   /// Output ports of a device, in port order: the link directions leaving it.
@@ -97,18 +97,28 @@ class FabricGraph {
 
   /// Pairs (and hashed flows) whose paths paths_once still caches.
   static constexpr std::size_t kPathCacheEntries = std::size_t{1} << 16;
+  /// Hashed flows of one pair whose paths a newly computed field fills at once.
+  static constexpr std::uint32_t kFlowsPerField = 64;
   /// Bytes of settled devices the field cache keeps; beyond, it starts over.
   static constexpr std::size_t kFieldCacheBytes = std::size_t{256} << 20;
 
  private:
   /// Least cost and hops from every settled device to `destination`; with
   /// `bound`, only devices costing up to it are settled (enough for routes
-  /// from a device of that cost). Fills cost_ and hops_; resets the last call's.
-  void compute_field(int destination, std::uint32_t bound);
+  /// from a device of that cost), and with `stop_at` (a device) no further
+  /// than its cost. Fills cost_ and hops_; resets the last call's.
+  /// `skip_other_hosts` leaves out hosts (host_) other than stop_at's and the destination's.
+  void compute_field(int destination, std::uint32_t bound, int stop_at = -1, bool skip_other_hosts = false);
   /// Makes the scratch field the one toward `destination_device` that reaches
-  /// `source_device`: the loaded one, a kept one, or a new computation (kept).
-  void load_field(int destination_device, int source_device);
-  std::vector<FabricPath> route(int src, int dst, std::uint32_t flow, bool& hashed);
+  /// `source_device`: the loaded one, a kept one, or a new computation (kept;
+  /// then it returns true).
+  bool load_field(int destination_device, int source_device);
+  /// Clears what the last field set in the scratch arrays.
+  void reset_scratch();
+  /// The cached paths of a pair (any flow, or this hashed flow); null if none.
+  const std::vector<FabricPath>* find_cached(int src, int dst, std::uint32_t flow) const;
+  /// Walks the paths of one flow; `computed` says whether its field had to be computed.
+  std::vector<FabricPath> route(int src, int dst, std::uint32_t flow, bool& hashed, bool& computed);
   std::vector<FabricPath> walk(int src, int dst, std::uint32_t flow, bool& hashed) const;
   void check_connected();
 
@@ -137,6 +147,7 @@ class FabricGraph {
   int loaded_destination_ = -1;                     // the field in the scratch arrays
   std::uint32_t loaded_bound_ = 0;
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
+  std::vector<int> host_;  // by device: one per set of devices NVLink and PCIe join (a node); a network switch is its own
   std::vector<char> dead_;                                                 // by link: failed
   std::vector<double> kept_;                                               // by link: bandwidth kept since a degradation during the run
   bool diameter_sampled_ = false;

@@ -145,3 +145,34 @@ TEST_CASE("spray mode stripes one flow over every spine", "[routing]") {
   topo::FabricGraph graph(spec);
   CHECK(graph.paths(0, 1023).size() == 16);  // 32 leaves x 32 up-links: 16 spines, 2 links from each leaf (one bundle)
 }
+
+TEST_CASE("a route between two nodes leaves third hosts out, unless one is the only way through", "[routing]") {
+  // Hosts a and b hang off different leaves; only host c, with a NIC on each, joins them.
+  std::string topology = R"({"format": "fabsim-topology/1", "name": "transit", "hardware": "CATALOGUE",
+ "devices": [
+  {"name": "a.gpu", "kind": "gpu", "model": "h100-sxm"}, {"name": "b.gpu", "kind": "gpu", "model": "h100-sxm"}, {"name": "c.gpu", "kind": "gpu", "model": "h100-sxm"},
+  {"name": "a.pcie", "kind": "switch", "model": "pcie-gen5-switch"}, {"name": "b.pcie", "kind": "switch", "model": "pcie-gen5-switch"}, {"name": "c.pcie", "kind": "switch", "model": "pcie-gen5-switch"},
+  {"name": "a.nic", "kind": "nic", "model": "cx7-ndr400"}, {"name": "b.nic", "kind": "nic", "model": "cx7-ndr400"},
+  {"name": "c.nic0", "kind": "nic", "model": "cx7-ndr400"}, {"name": "c.nic1", "kind": "nic", "model": "cx7-ndr400"},
+  {"name": "leaf0", "kind": "switch", "model": "quantum-2"}, {"name": "leaf1", "kind": "switch", "model": "quantum-2"}],
+ "links": [
+  {"a": "a.gpu", "b": "a.pcie", "model": "pcie-gen5-x16"}, {"a": "a.nic", "b": "a.pcie", "model": "pcie-gen5-x16"},
+  {"a": "b.gpu", "b": "b.pcie", "model": "pcie-gen5-x16"}, {"a": "b.nic", "b": "b.pcie", "model": "pcie-gen5-x16"},
+  {"a": "c.gpu", "b": "c.pcie", "model": "pcie-gen5-x16"}, {"a": "c.nic0", "b": "c.pcie", "model": "pcie-gen5-x16"}, {"a": "c.nic1", "b": "c.pcie", "model": "pcie-gen5-x16"},
+  {"a": "a.nic", "b": "leaf0", "model": "ib-ndr-400"}, {"a": "c.nic0", "b": "leaf0", "model": "ib-ndr-400"},
+  {"a": "c.nic1", "b": "leaf1", "model": "ib-ndr-400"}, {"a": "b.nic", "b": "leaf1", "model": "ib-ndr-400"}]})";
+  topology.replace(topology.find("CATALOGUE"), 9, testing::source_path("configs/hardware/catalogue.json"));
+  const auto spec = topo::load_topology(testing::write_temp("transit.json", topology));
+  topo::FabricGraph graph(spec);
+  auto devices_on = [&](int src, int dst) {
+    std::vector<std::string> devices;
+    int at = spec.gpus[static_cast<std::size_t>(src)];
+    for (const auto& hop : graph.paths(src, dst).at(0).hops) devices.push_back(spec.devices[static_cast<std::size_t>(at = graph.neighbour(at, hop))].name);
+    return devices;
+  };
+  // a -> c: the search that leaves other hosts out finds it.
+  CHECK(devices_on(0, 2) == std::vector<std::string>{"a.pcie", "a.nic", "leaf0", "c.nic0", "c.pcie", "c.gpu"});
+  // a -> b: only through host c's PCIe switch, which the full search then finds.
+  CHECK(devices_on(0, 1) ==
+        std::vector<std::string>{"a.pcie", "a.nic", "leaf0", "c.nic0", "c.pcie", "c.nic1", "leaf1", "b.nic", "b.pcie", "b.gpu"});
+}
