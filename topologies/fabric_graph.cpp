@@ -36,8 +36,8 @@ struct Components {
 
 }  // namespace
 
-FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths)
-    : spec_(spec), max_paths_(max_paths), graph_(spec.devices.size()) {
+FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths, bool guided)
+    : spec_(spec), max_paths_(max_paths), graph_(spec.devices.size()), guided_(guided) {
   for (std::size_t d = 0; d < spec.devices.size(); ++d) graph_[d].device = static_cast<int>(d);
   ports_.resize(spec.devices.size());
   dead_.assign(spec.links.size(), 0);
@@ -59,10 +59,10 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths)
   for (const auto& link : spec.links)
     if (!is_network(link.kind)) host_[root(link.a)] = root(link.b);
   for (std::size_t d = 0; d < spec.devices.size(); ++d) host_[d] = root(static_cast<int>(d));
-  cost_.assign(spec.devices.size(), kUnreached);
-  hops_.assign(spec.devices.size(), std::numeric_limits<std::uint16_t>::max());
-  relay_.assign(spec.devices.size(), 0);
-  via_nic_.assign(spec.devices.size(), 0);
+  for (std::size_t d = 0; d < spec.devices.size(); ++d)
+    if (spec.devices[d].kind == DeviceKind::kNic) host_nics_[host_[d]].push_back(static_cast<int>(d));
+  slots_.reserve(kFieldSlots);
+  activate(slot_for(-1));
   check_connected();
 }
 
@@ -131,7 +131,7 @@ void FabricGraph::fail_link(int link) {
   path_cache_.clear();
   field_cache_.clear();  // costs change around the failed link
   field_cache_bytes_ = 0;
-  loaded_destination_ = -1;
+  for (auto& slot : slots_) slot.destination = -1;
 }
 
 void FabricGraph::degrade_link(int link, double kept) {
@@ -139,71 +139,233 @@ void FabricGraph::degrade_link(int link, double kept) {
   path_cache_.clear();
 }
 
-void FabricGraph::reset_scratch() {
-  for (int v : touched_) {
-    cost_[v] = kUnreached;
-    hops_[v] = std::numeric_limits<std::uint16_t>::max();
-    relay_[v] = via_nic_[v] = 0;
+FabricGraph::Field& FabricGraph::slot_for(int destination) {
+  for (auto& slot : slots_)
+    if (slot.destination == destination) return slot;
+  if (slots_.size() < kFieldSlots) {
+    auto& slot = slots_.emplace_back();
+    const std::size_t n = spec_.devices.size();
+    slot.cost.assign(n, kUnreached);
+    slot.hops.assign(n, std::numeric_limits<std::uint16_t>::max());
+    slot.relay.assign(n, 0);
+    slot.via_nic.assign(n, 0);
+    slot.closed.assign(n, 0);
+    slot.targeted.assign(n, 0);
+    slot.admitted.assign(n, 0);
+    return slot;
   }
-  touched_.clear();
+  return *std::min_element(slots_.begin(), slots_.end(), [](const Field& a, const Field& b) { return a.used < b.used; });
 }
 
-void FabricGraph::compute_field(int destination, std::uint32_t bound, int stop_at, bool skip_other_hosts) {
-  reset_scratch();
-  const int source_host = stop_at >= 0 ? host_[stop_at] : -1, destination_host = host_[destination];
-  loaded_destination_ = destination;
-  loaded_bound_ = bound;
-  for (auto& b : buckets_) b.clear();
-  auto push = [&](int v, std::uint32_t c) {
-    if (c >= buckets_.size()) buckets_.resize(c + 1);
-    buckets_[c].push_back(v);
-  };
-  cost_[destination] = 0;
-  hops_[destination] = 0;
-  touched_.push_back(destination);
-  push(destination, 0);
-  for (std::uint32_t c = 0; c < buckets_.size() && c <= bound; ++c) {
-    // Entries are (device, cost) by bucket: a stale one's device now costs less.
-    for (std::size_t i = 0; i < buckets_[c].size(); ++i) {
-      const int v = buckets_[c][i];
-      if (cost_[v] != c) continue;
-      // A GPU ends a route; it relays one only as PXN does (kPxnRelayCost):
-      // traffic for a NIC, taken in over NVLink.
-      const bool relay = v != destination && !spec_.forwards(v);
-      if (relay && !relay_[v]) continue;
-      const bool through_nic = via_nic_[v] != 0 || spec_.devices[v].kind == DeviceKind::kNic;
-      for (const auto& p : ports_[v]) {
-        if (dead_[static_cast<std::size_t>(p.link)]) continue;
-        const auto& link = spec_.links[p.link];
-        if (relay && link.kind != LinkKind::kNvlink) continue;
-        const int w = neighbour(v, p);
-        if (skip_other_hosts && spec_.devices[w].kind == DeviceKind::kNic && host_[w] != source_host && host_[w] != destination_host &&
-            is_network(link.kind))
-          continue;
-        const std::uint32_t cw = c + static_cast<std::uint32_t>(link.routing_cost) + (relay ? kPxnRelayCost : 0);
-        const auto h = static_cast<std::uint16_t>(hops_[v] + 1);
-        const bool may_relay = w != destination && !spec_.forwards(w) && link.kind == LinkKind::kPcie && through_nic && spec_.forwards(v);
-        if (cw < cost_[w] || (cw == cost_[w] && h < hops_[w])) {
-          if (cost_[w] == kUnreached) touched_.push_back(w);
-          const bool improved = cw < cost_[w];
-          cost_[w] = cw;
-          hops_[w] = h;
-          relay_[w] = may_relay ? 1 : 0;
-          via_nic_[w] = through_nic ? 1 : 0;
-          if (improved) push(w, cw);
-        } else if (cw == cost_[w] && h == hops_[w]) {
-          relay_[w] = static_cast<char>(relay_[w] | (may_relay ? 1 : 0));
-          via_nic_[w] = static_cast<char>(via_nic_[w] | (through_nic ? 1 : 0));
-        }
-      }
-    }
-    // Every device of cost c is now final: once the source is among them, the
-    // field holds every least-cost route from it (each costs less on the way).
-    if (stop_at >= 0 && cost_[stop_at] <= c) {
-      loaded_bound_ = c;
-      return;
+void FabricGraph::activate(Field& field) {
+  active_ = static_cast<std::size_t>(&field - slots_.data());
+  field.used = ++use_clock_;
+}
+
+void FabricGraph::reset_scratch() {
+  auto& f = slots_[active_];
+  for (int v : f.touched) {
+    f.cost[v] = kUnreached;
+    f.hops[v] = std::numeric_limits<std::uint16_t>::max();
+    f.relay[v] = f.via_nic[v] = f.closed[v] = 0;
+  }
+  for (int h : f.hosts) f.admitted[h] = 0;
+  for (int t : f.targets) f.targeted[t] = 0;
+  f.touched.clear();
+  f.hosts.clear();
+  f.targets.clear();
+  f.open.clear();
+  f.aim.clear();
+  f.complete = false;
+  f.all_hosts = true;
+  f.destination = -1;
+}
+
+void FabricGraph::plain_costs(int from, std::vector<std::uint32_t>& out) const {
+  out.assign(spec_.devices.size(), kUnreached);
+  std::vector<std::pair<std::uint32_t, int>> heap{{0, from}};
+  out[static_cast<std::size_t>(from)] = 0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const auto [c, v] = heap.back();
+    heap.pop_back();
+    if (c != out[static_cast<std::size_t>(v)]) continue;
+    for (const auto& p : ports_[v]) {
+      const int w = neighbour(v, p);
+      const std::uint32_t cw = c + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
+      if (cw >= out[static_cast<std::size_t>(w)]) continue;
+      out[static_cast<std::size_t>(w)] = cw;
+      heap.emplace_back(cw, w);
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
     }
   }
+}
+
+void FabricGraph::ensure_landmarks() {
+  if (landmarks_ >= 0) return;
+  // Landmarks for the search's lower bound (A* with landmarks, Goldberg and
+  // Harrelson 2005): GPUs spread by farthest-point choice, so that on a fat
+  // tree each pod holds one and a field toward one pod does not spread into
+  // the others. Costs are those of the whole graph, failed links and the
+  // relay rules ignored: never more than a route's, so the bound holds.
+  const std::size_t n = spec_.devices.size();
+  const int wanted = std::min<int>(kLandmarks, static_cast<int>(spec_.gpus.size()));
+  landmarks_ = guided_ && wanted >= 2 ? wanted : 0;
+  if (landmarks_ == 0) return;
+  const auto k = static_cast<std::size_t>(landmarks_);
+  landmark_cost_.assign(n * k, 0);
+  std::vector<std::uint32_t> nearest(spec_.gpus.size(), kUnreached), costs;
+  int next = spec_.gpus.front();
+  for (std::size_t l = 0; l < k; ++l) {
+    plain_costs(next, costs);
+    for (std::size_t d = 0; d < n; ++d) landmark_cost_[d * k + l] = costs[d];
+    std::size_t farthest = 0;
+    for (std::size_t g = 0; g < spec_.gpus.size(); ++g) {
+      nearest[g] = std::min(nearest[g], costs[static_cast<std::size_t>(spec_.gpus[g])]);
+      if (nearest[g] != kUnreached && nearest[g] > nearest[farthest]) farthest = g;
+    }
+    next = spec_.gpus[farthest];
+  }
+}
+
+std::uint32_t FabricGraph::estimate(const Field& f, int device) const {
+  if (f.aim.empty()) return 0;
+  const auto k = static_cast<std::size_t>(landmarks_);
+  const std::uint32_t* at = &landmark_cost_[static_cast<std::size_t>(device) * k];
+  std::uint32_t bound = 0;
+  for (std::size_t l = 0; l < k; ++l) {
+    if (at[l] == kUnreached || f.aim[l] == kUnreached) continue;
+    bound = std::max(bound, at[l] > f.aim[l] ? at[l] - f.aim[l] : f.aim[l] - at[l]);
+  }
+  return bound;
+}
+
+void FabricGraph::push(Field& f, int device) const {
+  const std::uint64_t key = (static_cast<std::uint64_t>(f.cost[device] + estimate(f, device)) << 32) | f.cost[device];
+  f.open.emplace_back(key, device);
+  std::push_heap(f.open.begin(), f.open.end(), std::greater<>());
+}
+
+void FabricGraph::aim_at(int target) {
+  auto& f = slots_[active_];
+  f.aim.clear();
+  if (target >= 0 && landmarks_ > 0) {
+    const auto k = static_cast<std::size_t>(landmarks_);
+    f.aim.assign(landmark_cost_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(target) * k),
+                 landmark_cost_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(target) * k + k));
+  }
+  // The open devices' keys depend on the target: order them again.
+  f.open.clear();
+  for (int v : f.touched)
+    if (!f.closed[v]) push(f, v);
+}
+
+void FabricGraph::compute_field(int destination, int stop_at, bool skip_other_hosts) {
+  reset_scratch();
+  auto& f = slots_[active_];
+  f.destination = destination;
+  f.all_hosts = !skip_other_hosts;
+  admit_host(host_[destination]);
+  if (stop_at >= 0) admit_host(host_[stop_at]);
+  f.cost[destination] = 0;
+  f.hops[destination] = 0;
+  f.touched.push_back(destination);
+  aim_at(stop_at);
+  settle(stop_at);
+}
+
+void FabricGraph::admit_host(int host) {
+  auto& f = slots_[active_];
+  if (f.admitted[host]) return;
+  f.admitted[host] = 1;
+  f.hosts.push_back(host);
+  if (f.all_hosts) return;
+  // The host's NICs were kept out of the search so far: the settled switches
+  // that lead to them search again.
+  const auto it = host_nics_.find(host);
+  if (it == host_nics_.end()) return;
+  for (int nic : it->second)
+    for (const auto& p : ports_[nic]) {
+      const int w = neighbour(nic, p);
+      if (is_network(spec_.links[p.link].kind) && f.closed[w]) push(f, w);
+    }
+}
+
+void FabricGraph::settle(int stop_at) {
+  auto& f = slots_[active_];
+  const int destination = f.destination, destination_host = host_[destination];
+  auto& field_cost = f.cost;
+  auto& field_hops = f.hops;
+  auto& relays = f.relay;
+  auto& via_nics = f.via_nic;
+  // Best first by (cost + lower bound to the target, cost): a device comes
+  // after every device on a least-cost route to it (the bound is consistent
+  // and every link costs at least 1), so its hops and relay marks are final
+  // when it is searched from, as in Dijkstra's order.
+  while (!f.open.empty()) {
+    const std::uint64_t key = f.open.front().first;
+    // Once the target is settled, every device on a least-cost route from it
+    // has a key no larger than its cost: the field holds all of them.
+    if (stop_at >= 0 && f.closed[stop_at] && (key >> 32) > field_cost[stop_at]) {
+      if (!f.targeted[stop_at]) {
+        f.targeted[stop_at] = 1;
+        f.targets.push_back(stop_at);
+      }
+      return;
+    }
+    const int v = f.open.front().second;
+    std::pop_heap(f.open.begin(), f.open.end(), std::greater<>());
+    f.open.pop_back();
+    const auto c = static_cast<std::uint32_t>(key & 0xFFFFFFFFu);
+    if (field_cost[v] != c) continue;  // stale: the device costs less now
+    f.closed[v] = 1;
+    // A GPU ends a route; it relays one only as PXN does (kPxnRelayCost):
+    // traffic for a NIC, taken in over NVLink.
+    const bool relay = v != destination && !spec_.forwards(v);
+    if (relay && !relays[v]) continue;
+    const bool through_nic = via_nics[v] != 0 || spec_.devices[v].kind == DeviceKind::kNic;
+    // A source's host ends the search: no route from it leaves and comes
+    // back, so what it reaches of the network is not searched from it, and
+    // the network's costs stay those of every other source's field.
+    const bool source_host = !f.all_hosts && host_[v] != destination_host && f.admitted[host_[v]];
+    for (const auto& p : ports_[v]) {
+      if (dead_[static_cast<std::size_t>(p.link)]) continue;
+      const auto& link = spec_.links[p.link];
+      if (relay && link.kind != LinkKind::kNvlink) continue;
+      if (source_host && is_network(link.kind)) continue;
+      const int w = neighbour(v, p);
+      if (!f.all_hosts && spec_.devices[w].kind == DeviceKind::kNic && !f.admitted[host_[w]] && is_network(link.kind)) continue;
+      const std::uint32_t cw = c + static_cast<std::uint32_t>(link.routing_cost) + (relay ? kPxnRelayCost : 0);
+      const auto h = static_cast<std::uint16_t>(field_hops[v] + 1);
+      const bool may_relay = w != destination && !spec_.forwards(w) && link.kind == LinkKind::kPcie && through_nic && spec_.forwards(v);
+      if (cw < field_cost[w] || (cw == field_cost[w] && h < field_hops[w])) {
+        if (field_cost[w] == kUnreached) f.touched.push_back(w);
+        const bool improved = cw < field_cost[w];
+        field_cost[w] = cw;
+        field_hops[w] = h;
+        relays[w] = may_relay ? 1 : 0;
+        via_nics[w] = through_nic ? 1 : 0;
+        if (improved) {
+          f.closed[w] = 0;
+          push(f, w);
+        }
+      } else if (cw == field_cost[w] && h == field_hops[w]) {
+        relays[w] = static_cast<char>(relays[w] | (may_relay ? 1 : 0));
+        via_nics[w] = static_cast<char>(via_nics[w] | (through_nic ? 1 : 0));
+      }
+    }
+  }
+  // Nothing left to search: every route to the destination from the hosts it may enter is in the field.
+  f.complete = true;
+  if (stop_at >= 0 && f.closed[stop_at] && !f.targeted[stop_at]) {
+    f.targeted[stop_at] = 1;
+    f.targets.push_back(stop_at);
+  }
+}
+
+bool FabricGraph::holds_routes_from(const Field& f, int source) const {
+  if (f.targeted[source]) return true;
+  return f.complete && f.cost[source] != kUnreached && (f.all_hosts || f.admitted[host_[source]]);
 }
 
 std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, bool& hashed) const {
@@ -212,6 +374,9 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
   std::vector<LinkDirectionRef> hops;
   std::vector<std::uint16_t> out_ports;
   const bool spray_network = spec_.routing.network_ecmp == EcmpMode::kSpray;
+  const auto& field_cost = slots_[active_].cost;
+  const auto& field_hops = slots_[active_].hops;
+  const auto& relays = slots_[active_].relay;
   // Depth-first down the cost field: branch where the hardware sprays, pick
   // one next hop by hash where ECMP hashes flows.
   std::function<void(int)> step = [&](int v) {
@@ -234,10 +399,10 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       if (dead_[static_cast<std::size_t>(p.link)]) continue;
       const int w = neighbour(v, p);
       const bool relay = w != dst_dev && !spec_.forwards(w);  // a PXN relay: entered over NVLink
-      if (relay && (!relay_[w] || spec_.links[p.link].kind != LinkKind::kNvlink)) continue;
-      if (cost_[w] == kUnreached) continue;
-      if (cost_[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) + (relay ? kPxnRelayCost : 0) != cost_[v]) continue;
-      if (hops_[w] + 1 != hops_[v]) continue;
+      if (relay && (!relays[w] || spec_.links[p.link].kind != LinkKind::kNvlink)) continue;
+      if (field_cost[w] == kUnreached) continue;
+      if (field_cost[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) + (relay ? kPxnRelayCost : 0) != field_cost[v]) continue;
+      if (field_hops[w] + 1 != field_hops[v]) continue;
       next.push_back(static_cast<std::uint16_t>(i));
       network = network || is_network(spec_.links[p.link].kind);
     }
@@ -262,46 +427,76 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
 }
 
 bool FabricGraph::load_field(int destination_device, int source_device) {
-  if (loaded_destination_ == destination_device && cost_[source_device] <= loaded_bound_) return false;
-  if (const auto it = field_cache_.find(destination_device); it != field_cache_.end()) {
-    reset_scratch();
-    for (const auto& s : it->second.settled) {
-      cost_[s.device] = s.cost;
-      hops_[s.device] = s.hops;
-      relay_[s.device] = s.relay;
-      via_nic_[s.device] = s.via_nic;
-      touched_.push_back(s.device);
+  ensure_landmarks();
+  for (auto& slot : slots_)
+    if (slot.destination == destination_device && holds_routes_from(slot, source_device)) {
+      activate(slot);
+      return false;
     }
-    loaded_destination_ = destination_device;
-    loaded_bound_ = it->second.bound;
-    if (cost_[source_device] <= loaded_bound_) return false;
+  activate(slot_for(destination_device));
+  auto& f = slots_[active_];
+  if (f.destination != destination_device) {
+    if (const auto it = field_cache_.find(destination_device); it != field_cache_.end()) {
+      reset_scratch();
+      const auto& kept = it->second;
+      f.destination = destination_device;
+      f.all_hosts = kept.all_hosts;
+      f.complete = kept.complete;
+      for (const auto& s : kept.settled) {
+        f.cost[s.device] = s.cost;
+        f.hops[s.device] = s.hops;
+        f.relay[s.device] = s.relay;
+        f.via_nic[s.device] = s.via_nic;
+        f.closed[s.device] = s.closed;
+        f.touched.push_back(s.device);
+      }
+      for (int h : kept.hosts) {
+        f.admitted[h] = 1;
+        f.hosts.push_back(h);
+      }
+      for (int t : kept.targets) {
+        f.targeted[t] = 1;
+        f.targets.push_back(t);
+      }
+      if (holds_routes_from(f, source_device)) return false;
+    }
   }
-  // Settle everything up to the source's cost and no further: every device on
-  // a least-cost route from it costs no more (a cross-node route settles its
-  // leaf and spines, not the other nodes' GPUs).
-  // First without entering a third host from the network: RDMA traffic between
+  // Settle what routes from the source need and little more: every device on
+  // a least-cost route from it, searched toward it (a cross-node route settles
+  // its leaves and spines, not the other pods' or nodes'). A field already begun
+  // toward the destination resumes from where it stopped (a tree's children, a
+  // peer's many senders).
+  // The search does not enter a third host from the network: RDMA traffic between
   // two nodes does not cross another node's PCIe, and leaving those hosts out
-  // keeps a cross-node field to the network and the two hosts (on a 16k-GPU fat
+  // keeps a cross-node field to the network and the hosts it serves (on a 16k-GPU fat
   // tree, not all 16k NICs and PCIe switches). A fabric whose only route runs
   // through a third host still gets it from the full search.
-  compute_field(destination_device, kUnreached - 1, source_device, true);
-  if (cost_[source_device] == kUnreached) compute_field(destination_device, kUnreached - 1, source_device, false);
-  if (cost_[source_device] == kUnreached)
+  if (f.destination == destination_device) {
+    aim_at(source_device);
+    admit_host(host_[source_device]);
+    settle(source_device);
+  } else {
+    compute_field(destination_device, source_device, true);
+  }
+  if (f.cost[source_device] == kUnreached && !f.all_hosts) compute_field(destination_device, source_device, false);
+  if (f.cost[source_device] == kUnreached)
     throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[static_cast<std::size_t>(source_device)].name,
                                             spec_.devices[static_cast<std::size_t>(destination_device)].name));
-  const std::uint32_t bound = loaded_bound_;
   auto& kept = field_cache_[destination_device];
   field_cache_bytes_ -= kept.settled.size() * sizeof(Settled);
-  if (field_cache_bytes_ + touched_.size() * sizeof(Settled) > kFieldCacheBytes) {
+  if (field_cache_bytes_ + f.touched.size() * sizeof(Settled) > kFieldCacheBytes) {
     // Over budget: start over rather than track use (the fields are recomputable).
     field_cache_.clear();
     field_cache_bytes_ = 0;
   }
   auto& fresh = field_cache_[destination_device];
-  fresh.bound = bound;
+  fresh.complete = f.complete;
+  fresh.all_hosts = f.all_hosts;
+  fresh.hosts = f.hosts;
+  fresh.targets = f.targets;
   fresh.settled.clear();
-  fresh.settled.reserve(touched_.size());
-  for (int v : touched_) fresh.settled.push_back({v, cost_[v], hops_[v], relay_[v], via_nic_[v]});
+  fresh.settled.reserve(f.touched.size());
+  for (int v : f.touched) fresh.settled.push_back({v, f.cost[v], f.hops[v], f.relay[v], f.via_nic[v], f.closed[v]});
   field_cache_bytes_ += fresh.settled.size() * sizeof(Settled);
   return true;
 }
@@ -360,9 +555,11 @@ int FabricGraph::diameter(int exact_limit) {
   for (int i = 0; i < sources; ++i) {
     const int g = static_cast<int>(static_cast<std::int64_t>(i) * gpus / sources);
     // Routes are symmetric (undirected graph, symmetric costs): the field to g gives every route from g.
-    compute_field(spec_.gpus[g], kUnreached - 1);
+    activate(slot_for(spec_.gpus[g]));
+    compute_field(spec_.gpus[g]);
+    const auto& field = slots_[active_];
     for (int other : spec_.gpus)
-      if (other != spec_.gpus[g] && cost_[other] != kUnreached) longest = std::max<int>(longest, hops_[other]);
+      if (other != spec_.gpus[g] && field.cost[other] != kUnreached) longest = std::max<int>(longest, field.hops[other]);
   }
   return longest;
 }

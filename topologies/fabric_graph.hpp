@@ -66,7 +66,9 @@ class FabricGraph {
 
   /// Builds the graph; throws core::ConfigError naming two GPUs when one
   /// cannot reach the other. `max_paths` caps how many paths a flow stripes over.
-  explicit FabricGraph(const TopologySpec& spec, int max_paths = 64);
+  /// `guided`: route searches head for their source by landmark bounds (A*);
+  /// off, they spread evenly (Dijkstra). The routes are the same: tests compare them.
+  explicit FabricGraph(const TopologySpec& spec, int max_paths = 64, bool guided = true);
 
   const Graph& graph() const { return graph_; }
   /// The paths a flow from GPU rank `src` to GPU rank `dst` (src != dst)
@@ -101,19 +103,35 @@ class FabricGraph {
   static constexpr std::uint32_t kFlowsPerField = 64;
   /// Bytes of settled devices the field cache keeps; beyond, it starts over.
   static constexpr std::size_t kFieldCacheBytes = std::size_t{256} << 20;
+  /// Fields held loaded at once (11 bytes per device each).
+  static constexpr std::size_t kFieldSlots = 8;
+  /// Landmarks of the route search's lower bound (4 bytes per device each).
+  static constexpr int kLandmarks = 16;
 
  private:
-  /// Least cost and hops from every settled device to `destination`; with
-  /// `bound`, only devices costing up to it are settled (enough for routes
-  /// from a device of that cost), and with `stop_at` (a device) no further
-  /// than its cost. Fills cost_ and hops_; resets the last call's.
-  /// `skip_other_hosts` leaves out hosts (host_) other than stop_at's and the destination's.
-  void compute_field(int destination, std::uint32_t bound, int stop_at = -1, bool skip_other_hosts = false);
-  /// Makes the scratch field the one toward `destination_device` that reaches
-  /// `source_device`: the loaded one, a kept one, or a new computation (kept;
+  struct Field;
+  /// Starts the active field toward `destination` afresh and settles it
+  /// until the routes from `stop_at` (a device; -1: every device) are in it. With
+  /// `skip_other_hosts`, the search enters from the network only the NICs of
+  /// the destination's host and the hosts admitted (admit_host).
+  void compute_field(int destination, int stop_at = -1, bool skip_other_hosts = false);
+  /// Searches the active field further, until the routes from `stop_at` are in it (or everything is).
+  void settle(int stop_at);
+  /// Lets the active field's search enter `host` (a host_ id) from the network.
+  void admit_host(int host);
+  /// Points the active field's search at `target` (-1: none): its open devices are ordered by their bound to it.
+  void aim_at(int target);
+  /// A lower bound on the cost from `device` to the field's target (0 without one).
+  std::uint32_t estimate(const Field& field, int device) const;
+  /// Computes the landmarks' costs on first use.
+  void ensure_landmarks();
+  /// Least costs from `from` over every link (no relay rules): what the landmarks hold.
+  void plain_costs(int from, std::vector<std::uint32_t>& out) const;
+  /// Makes the active field the one toward `destination_device` that reaches
+  /// `source_device`: a loaded one, a kept one, or a new computation (kept;
   /// then it returns true).
   bool load_field(int destination_device, int source_device);
-  /// Clears what the last field set in the scratch arrays.
+  /// Clears what the active field set.
   void reset_scratch();
   /// The cached paths of a pair (any flow, or this hashed flow); null if none.
   const std::vector<FabricPath>* find_cached(int src, int dst, std::uint32_t flow) const;
@@ -126,27 +144,57 @@ class FabricGraph {
   int max_paths_;
   Graph graph_;
   std::vector<std::vector<LinkDirectionRef>> ports_;
-  std::vector<std::uint32_t> cost_;                                        // scratch field: cost to the destination
-  std::vector<std::uint16_t> hops_;                                        // scratch field: hops of that route
-  std::vector<char> relay_;                                                // scratch field: a GPU that may relay (PXN)
-  std::vector<char> via_nic_;                                              // scratch field: the route on passes a NIC
-  std::vector<int> touched_;                                               // devices the last field set
-  std::vector<std::vector<int>> buckets_;                                  // Dial's queue, by cost
+  /// One destination's cost field over every device: the scratch a route is
+  /// walked on. A few are held at once (kFieldSlots, least recently used
+  /// replaced), so a schedule alternating between destinations (a tree's
+  /// parent and children, two rings' neighbours) does not reload each one.
+  struct Field {
+    int destination = -1;  ///< -1: holds nothing
+    std::uint64_t used = 0;
+    bool complete = false;    ///< searched to the end: holds every route to the destination
+    bool all_hosts = true;    ///< the search may enter every host; else only the admitted ones
+    std::vector<std::uint32_t> cost;  // cost to the destination
+    std::vector<std::uint16_t> hops;  // hops of that route
+    std::vector<char> relay;          // a GPU that may relay (PXN)
+    std::vector<char> via_nic;        // the route on passes a NIC
+    std::vector<int> touched;         // devices the field set
+    std::vector<char> closed;         // searched from: its cost and hops are final
+    std::vector<char> targeted;       // a source whose routes the field holds
+    std::vector<int> targets;         // those sources
+    std::vector<char> admitted;       // by host_ id: hosts the search may enter from the network
+    std::vector<int> hosts;           // the admitted hosts
+    std::vector<std::uint32_t> aim;   // the target's landmark costs (empty: no target)
+    std::vector<std::pair<std::uint64_t, int>> open;  // min-heap of ((cost + bound) << 32 | cost, device)
+  };
+  /// Whether `field` already holds every least-cost route from `source` (a device).
+  bool holds_routes_from(const Field& field, int source) const;
+  /// Puts a device on the field's open heap at its current cost.
+  void push(Field& field, int device) const;
+  /// The slot to (re)fill for `destination`: the one holding it, an empty one, or the least recently used.
+  Field& slot_for(int destination);
+  void activate(Field& field);
+  std::vector<Field> slots_;
+  std::size_t active_ = 0;  // the slot routes are walked on (an index: copies stay valid)
+  std::uint64_t use_clock_ = 0;
   struct Settled {
     int device;
     std::uint32_t cost;
     std::uint16_t hops;
-    char relay, via_nic;
+    char relay, via_nic, closed;
   };
   struct KeptField {
-    std::uint32_t bound = 0;
-    std::vector<Settled> settled;
+    bool complete = false;
+    bool all_hosts = true;
+    std::vector<int> hosts, targets;
+    std::vector<Settled> settled;  ///< every device the field set, the open ones included
   };
   std::unordered_map<int, KeptField> field_cache_;  // by destination device
   std::size_t field_cache_bytes_ = 0;
-  int loaded_destination_ = -1;                     // the field in the scratch arrays
-  std::uint32_t loaded_bound_ = 0;
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
+  std::unordered_map<int, std::vector<int>> host_nics_;  // by host_ id: its NICs
+  bool guided_;
+  int landmarks_ = -1;                                   // -1: not computed yet
+  std::vector<std::uint32_t> landmark_cost_;             // by device, then landmark: least cost between them
   std::vector<int> host_;  // by device: one per set of devices NVLink and PCIe join (a node); a network switch is its own
   std::vector<char> dead_;                                                 // by link: failed
   std::vector<double> kept_;                                               // by link: bandwidth kept since a degradation during the run

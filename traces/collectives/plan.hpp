@@ -85,9 +85,6 @@ struct CollectivePlan {
     return t.kind != models::TransferKind::kPointToPoint && in_switch_efficiency > 0 ? in_switch_efficiency : payload_efficiency;
   }
 
-  /// Whether `rank` takes part in transfer `t`: its two ends, or every member of its switch group.
-  bool involves(const PlannedTransfer& t, int rank) const;
-
   /// Sum of payload bytes each rank sends, by rank.
   std::vector<core::Bytes> bytes_sent_by_rank() const;
 

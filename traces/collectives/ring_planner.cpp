@@ -23,13 +23,6 @@ std::vector<core::Bytes> CollectivePlan::bytes_sent_by_rank() const {
   return out;
 }
 
-bool CollectivePlan::involves(const PlannedTransfer& t, int rank) const {
-  if (t.kind == models::TransferKind::kPointToPoint) return t.source == rank || t.destination == rank;
-  if (t.switch_group < 0) return true;
-  const auto& members = switch_groups.at(static_cast<std::size_t>(t.switch_group));
-  return std::find(members.begin(), members.end(), rank) != members.end();
-}
-
 namespace {
 
 core::Bytes round_up(core::Bytes v, core::Bytes grain) { return (v + grain - 1) / grain * grain; }

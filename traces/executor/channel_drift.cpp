@@ -40,8 +40,11 @@ core::TimePs channel_drift(const CollectivePlan& plan, const topo::ChannelDrift&
   std::vector<double> sent(static_cast<std::size_t>(plan.ranks), 0.0);
   for (const auto& t : plan.transfers) {
     if (t.kind == models::TransferKind::kReduceInSwitch || t.kind == models::TransferKind::kAllReduceInSwitch) {
-      for (int r = 0; r < plan.ranks; ++r)
-        if (plan.involves(t, r)) sent[static_cast<std::size_t>(r)] += static_cast<double>(t.payload);
+      if (t.switch_group < 0) {
+        for (auto& bytes : sent) bytes += static_cast<double>(t.payload);
+      } else {
+        for (int r : plan.switch_groups[static_cast<std::size_t>(t.switch_group)]) sent[static_cast<std::size_t>(r)] += static_cast<double>(t.payload);
+      }
     } else {
       sent[static_cast<std::size_t>(t.issuer())] += static_cast<double>(t.payload);
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
@@ -33,10 +34,15 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   outstanding_ = n;
   drift_ = channel_drift(plan_, params_.drift);
   switch_group_gpus_.clear();
+  group_ranks_.clear();
   for (const auto& members : plan_.switch_groups) {
     auto& gpus = switch_group_gpus_.emplace_back();
     for (int r : members) gpus.push_back(params_.gpu_of_rank.at(static_cast<std::size_t>(r)));
+    auto& ranks = group_ranks_.emplace_back(members);
+    std::sort(ranks.begin(), ranks.end());
   }
+  all_ranks_.resize(static_cast<std::size_t>(plan_.ranks));
+  std::iota(all_ranks_.begin(), all_ranks_.end(), 0);
 
   for (std::size_t i = 0; i < n; ++i) {
     const auto& t = plan_.transfers[i];
@@ -52,8 +58,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     rank_pending_.assign(static_cast<std::size_t>(plan_.ranks), 0);
     for (const auto& t : plan_.transfers) {
       if (t.kind != models::TransferKind::kPointToPoint) {
-        for (int r = 0; r < plan_.ranks; ++r)
-          if (plan_.involves(t, r)) ++rank_pending_[static_cast<std::size_t>(r)];
+        for (int r : ranks_in(t)) ++rank_pending_[static_cast<std::size_t>(r)];
       } else {
         ++rank_pending_[static_cast<std::size_t>(t.source)];
         if (t.destination != t.source) ++rank_pending_[static_cast<std::size_t>(t.destination)];
@@ -175,8 +180,7 @@ void PlanExecutor::on_received(std::int32_t id) {
     rank_received(t.source, now);
     if (t.destination != t.source) rank_received(t.destination, now);
   } else {
-    for (int r = 0; r < plan_.ranks; ++r) {  // every member of its switch group takes part
-      if (!plan_.involves(t, r)) continue;
+    for (int r : ranks_in(t)) {  // every member of its switch group takes part
       auto& f = result_.rank_finish[static_cast<std::size_t>(r)];
       f = std::max(f, now);
       rank_received(r, now);
@@ -206,6 +210,10 @@ void PlanExecutor::rank_received(int rank, core::TimePs at) {
     return;
   }
   timers_.schedule(at + drift_, [done = rank_done_, rank, at = at + drift_] { done(rank, at); });
+}
+
+const std::vector<int>& PlanExecutor::ranks_in(const PlannedTransfer& t) const {
+  return t.switch_group < 0 ? all_ranks_ : group_ranks_[static_cast<std::size_t>(t.switch_group)];
 }
 
 void PlanExecutor::release(std::int32_t id) {

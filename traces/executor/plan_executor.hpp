@@ -75,10 +75,14 @@ class PlanExecutor : public models::TransferCompletion {
   void on_received(std::int32_t id);
   void release(std::int32_t id);
   void rank_received(int rank, core::TimePs at);
+  /// The ranks an in-switch transfer involves, in rank order: its switch group's, or all.
+  const std::vector<int>& ranks_in(const PlannedTransfer& t) const;
 
   models::Transport& transport_;
   core::TimerQueue& timers_;
   std::vector<std::vector<int>> switch_group_gpus_;  // the plan's switch groups as GPU indices
+  std::vector<std::vector<int>> group_ranks_;        // the plan's switch groups, sorted: the ranks each involves
+  std::vector<int> all_ranks_;                       // 0..ranks-1: what a transfer without a group involves
   CollectivePlan plan_;
   ExecutionParams params_;
   core::TimePs start_ = 0;
