@@ -61,6 +61,20 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths, bool guided)
   for (std::size_t d = 0; d < spec.devices.size(); ++d) host_[d] = root(static_cast<int>(d));
   for (std::size_t d = 0; d < spec.devices.size(); ++d)
     if (spec.devices[d].kind == DeviceKind::kNic) host_nics_[host_[d]].push_back(static_cast<int>(d));
+  // What the route search reads of each device and port, packed by device.
+  device_class_.resize(spec.devices.size());
+  edge_begin_.reserve(spec.devices.size() + 1);
+  edges_.reserve(2 * spec.links.size());
+  for (std::size_t d = 0; d < spec.devices.size(); ++d) {
+    device_class_[d] = static_cast<std::uint8_t>((spec.forwards(static_cast<int>(d)) ? kForwards : 0) |
+                                                 (spec.devices[d].kind == DeviceKind::kNic ? kIsNic : 0));
+    edge_begin_.push_back(static_cast<std::uint32_t>(edges_.size()));
+    for (const auto& p : ports_[d]) {
+      const auto& link = spec.links[static_cast<std::size_t>(p.link)];
+      edges_.push_back({neighbour(static_cast<int>(d), p), p.link, static_cast<std::uint32_t>(link.routing_cost), link.kind});
+    }
+  }
+  edge_begin_.push_back(static_cast<std::uint32_t>(edges_.size()));
   slots_.reserve(kFieldSlots);
   activate(slot_for(-1));
   check_connected();
@@ -154,7 +168,10 @@ FabricGraph::Field& FabricGraph::slot_for(int destination) {
     slot.admitted.assign(n, 0);
     return slot;
   }
-  return *std::min_element(slots_.begin(), slots_.end(), [](const Field& a, const Field& b) { return a.used < b.used; });
+  // The least recently used slot goes; what it held is kept for its destination's next sources.
+  auto& oldest = *std::min_element(slots_.begin(), slots_.end(), [](const Field& a, const Field& b) { return a.used < b.used; });
+  if (oldest.destination >= 0) keep_field(oldest);
+  return oldest;
 }
 
 void FabricGraph::activate(Field& field) {
@@ -174,7 +191,7 @@ void FabricGraph::reset_scratch() {
   f.touched.clear();
   f.hosts.clear();
   f.targets.clear();
-  f.open.clear();
+  f.open.reset(true);
   f.aim.clear();
   f.complete = false;
   f.all_hosts = true;
@@ -183,20 +200,18 @@ void FabricGraph::reset_scratch() {
 
 void FabricGraph::plain_costs(int from, std::vector<std::uint32_t>& out) const {
   out.assign(spec_.devices.size(), kUnreached);
-  std::vector<std::pair<std::uint32_t, int>> heap{{0, from}};
+  SearchQueue open;
+  open.push(0, 0, from);
   out[static_cast<std::size_t>(from)] = 0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    const auto [c, v] = heap.back();
-    heap.pop_back();
+  while (!open.empty()) {
+    const auto [c, v] = open.pop();
     if (c != out[static_cast<std::size_t>(v)]) continue;
     for (const auto& p : ports_[v]) {
       const int w = neighbour(v, p);
       const std::uint32_t cw = c + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost);
       if (cw >= out[static_cast<std::size_t>(w)]) continue;
       out[static_cast<std::size_t>(w)] = cw;
-      heap.emplace_back(cw, w);
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      open.push(cw, cw, w);
     }
   }
 }
@@ -241,9 +256,7 @@ std::uint32_t FabricGraph::estimate(const Field& f, int device) const {
 }
 
 void FabricGraph::push(Field& f, int device) const {
-  const std::uint64_t key = (static_cast<std::uint64_t>(f.cost[device] + estimate(f, device)) << 32) | f.cost[device];
-  f.open.emplace_back(key, device);
-  std::push_heap(f.open.begin(), f.open.end(), std::greater<>());
+  f.open.push(f.cost[device] + estimate(f, device), f.cost[device], device);
 }
 
 void FabricGraph::aim_at(int target) {
@@ -255,7 +268,7 @@ void FabricGraph::aim_at(int target) {
                  landmark_cost_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(target) * k + k));
   }
   // The open devices' keys depend on the target: order them again.
-  f.open.clear();
+  f.open.reset(f.aim.empty());
   for (int v : f.touched)
     if (!f.closed[v]) push(f, v);
 }
@@ -303,41 +316,40 @@ void FabricGraph::settle(int stop_at) {
   // and every link costs at least 1), so its hops and relay marks are final
   // when it is searched from, as in Dijkstra's order.
   while (!f.open.empty()) {
-    const std::uint64_t key = f.open.front().first;
     // Once the target is settled, every device on a least-cost route from it
     // has a key no larger than its cost: the field holds all of them.
-    if (stop_at >= 0 && f.closed[stop_at] && (key >> 32) > field_cost[stop_at]) {
+    if (stop_at >= 0 && f.closed[stop_at] && f.open.top_key() > field_cost[stop_at]) {
       if (!f.targeted[stop_at]) {
         f.targeted[stop_at] = 1;
         f.targets.push_back(stop_at);
       }
       return;
     }
-    const int v = f.open.front().second;
-    std::pop_heap(f.open.begin(), f.open.end(), std::greater<>());
-    f.open.pop_back();
-    const auto c = static_cast<std::uint32_t>(key & 0xFFFFFFFFu);
+    const auto [c, v] = f.open.pop();
     if (field_cost[v] != c) continue;  // stale: the device costs less now
     f.closed[v] = 1;
     // A GPU ends a route; it relays one only as PXN does (kPxnRelayCost):
     // traffic for a NIC, taken in over NVLink.
-    const bool relay = v != destination && !spec_.forwards(v);
+    const std::uint8_t v_class = device_class_[static_cast<std::size_t>(v)];
+    const bool relay = v != destination && (v_class & kForwards) == 0;
     if (relay && !relays[v]) continue;
-    const bool through_nic = via_nics[v] != 0 || spec_.devices[v].kind == DeviceKind::kNic;
+    const bool through_nic = via_nics[v] != 0 || (v_class & kIsNic) != 0;
     // A source's host ends the search: no route from it leaves and comes
     // back, so what it reaches of the network is not searched from it, and
     // the network's costs stay those of every other source's field.
     const bool source_host = !f.all_hosts && host_[v] != destination_host && f.admitted[host_[v]];
-    for (const auto& p : ports_[v]) {
-      if (dead_[static_cast<std::size_t>(p.link)]) continue;
-      const auto& link = spec_.links[p.link];
-      if (relay && link.kind != LinkKind::kNvlink) continue;
-      if (source_host && is_network(link.kind)) continue;
-      const int w = neighbour(v, p);
-      if (!f.all_hosts && spec_.devices[w].kind == DeviceKind::kNic && !f.admitted[host_[w]] && is_network(link.kind)) continue;
-      const std::uint32_t cw = c + static_cast<std::uint32_t>(link.routing_cost) + (relay ? kPxnRelayCost : 0);
+    for (std::uint32_t e = edge_begin_[static_cast<std::size_t>(v)]; e < edge_begin_[static_cast<std::size_t>(v) + 1]; ++e) {
+      const Edge& edge = edges_[e];
+      if (dead_[static_cast<std::size_t>(edge.link)]) continue;
+      const bool network = is_network(edge.kind);
+      if (relay && edge.kind != LinkKind::kNvlink) continue;
+      if (source_host && network) continue;
+      const int w = edge.to;
+      const std::uint8_t w_class = device_class_[static_cast<std::size_t>(w)];
+      if (!f.all_hosts && network && (w_class & kIsNic) != 0 && !f.admitted[host_[w]]) continue;
+      const std::uint32_t cw = c + edge.cost + (relay ? kPxnRelayCost : 0);
       const auto h = static_cast<std::uint16_t>(field_hops[v] + 1);
-      const bool may_relay = w != destination && !spec_.forwards(w) && link.kind == LinkKind::kPcie && through_nic && spec_.forwards(v);
+      const bool may_relay = w != destination && (w_class & kForwards) == 0 && edge.kind == LinkKind::kPcie && through_nic && (v_class & kForwards) != 0;
       if (cw < field_cost[w] || (cw == field_cost[w] && h < field_hops[w])) {
         if (field_cost[w] == kUnreached) f.touched.push_back(w);
         const bool improved = cw < field_cost[w];
@@ -471,17 +483,24 @@ bool FabricGraph::load_field(int destination_device, int source_device) {
   // keeps a cross-node field to the network and the hosts it serves (on a 16k-GPU fat
   // tree, not all 16k NICs and PCIe switches). A fabric whose only route runs
   // through a third host still gets it from the full search.
+  bool computed = false;
   if (f.destination == destination_device) {
     aim_at(source_device);
     admit_host(host_[source_device]);
     settle(source_device);
   } else {
     compute_field(destination_device, source_device, true);
+    computed = true;
   }
   if (f.cost[source_device] == kUnreached && !f.all_hosts) compute_field(destination_device, source_device, false);
   if (f.cost[source_device] == kUnreached)
     throw core::SimulationError(fmt::format("no route from gpu '{}' to gpu '{}'", spec_.devices[static_cast<std::size_t>(source_device)].name,
                                             spec_.devices[static_cast<std::size_t>(destination_device)].name));
+  return computed;
+}
+
+void FabricGraph::keep_field(const Field& f) {
+  const int destination_device = f.destination;
   auto& kept = field_cache_[destination_device];
   field_cache_bytes_ -= kept.settled.size() * sizeof(Settled);
   if (field_cache_bytes_ + f.touched.size() * sizeof(Settled) > kFieldCacheBytes) {
@@ -498,7 +517,6 @@ bool FabricGraph::load_field(int destination_device, int source_device) {
   fresh.settled.reserve(f.touched.size());
   for (int v : f.touched) fresh.settled.push_back({v, f.cost[v], f.hops[v], f.relay[v], f.via_nic[v], f.closed[v]});
   field_cache_bytes_ += fresh.settled.size() * sizeof(Settled);
-  return true;
 }
 
 const std::vector<FabricPath>* FabricGraph::find_cached(int src, int dst, std::uint32_t flow) const {
@@ -557,9 +575,10 @@ int FabricGraph::diameter(int exact_limit) {
     // Routes are symmetric (undirected graph, symmetric costs): the field to g gives every route from g.
     activate(slot_for(spec_.gpus[g]));
     compute_field(spec_.gpus[g]);
-    const auto& field = slots_[active_];
+    auto& field = slots_[active_];
     for (int other : spec_.gpus)
       if (other != spec_.gpus[g] && field.cost[other] != kUnreached) longest = std::max<int>(longest, field.hops[other]);
+    field.destination = -1;  // a full field a route would not reuse: not kept
   }
   return longest;
 }

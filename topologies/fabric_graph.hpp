@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "models/segment.hpp"
+#include "topologies/search_queue.hpp"
 #include "topologies/topology_spec.hpp"
 
 namespace fabsim::topo {
@@ -127,9 +128,9 @@ class FabricGraph {
   void ensure_landmarks();
   /// Least costs from `from` over every link (no relay rules): what the landmarks hold.
   void plain_costs(int from, std::vector<std::uint32_t>& out) const;
-  /// Makes the active field the one toward `destination_device` that reaches
-  /// `source_device`: a loaded one, a kept one, or a new computation (kept;
-  /// then it returns true).
+  /// Makes the active field the one toward `destination_device` that holds the
+  /// routes from `source_device`: a loaded one, a kept one, or one searched
+  /// further or afresh. True when afresh (route() then walks the pair's other hashed flows).
   bool load_field(int destination_device, int source_device);
   /// Clears what the active field set.
   void reset_scratch();
@@ -164,8 +165,10 @@ class FabricGraph {
     std::vector<char> admitted;       // by host_ id: hosts the search may enter from the network
     std::vector<int> hosts;           // the admitted hosts
     std::vector<std::uint32_t> aim;   // the target's landmark costs (empty: no target)
-    std::vector<std::pair<std::uint64_t, int>> open;  // min-heap of ((cost + bound) << 32 | cost, device)
+    SearchQueue open;                 // devices reached and not yet searched from (or again, after admit_host)
   };
+  /// Copies a field leaving its slot into the field cache (field_cache_).
+  void keep_field(const Field& field);
   /// Whether `field` already holds every least-cost route from `source` (a device).
   bool holds_routes_from(const Field& field, int source) const;
   /// Puts a device on the field's open heap at its current cost.
@@ -192,6 +195,17 @@ class FabricGraph {
   std::size_t field_cache_bytes_ = 0;
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
   std::unordered_map<int, std::vector<int>> host_nics_;  // by host_ id: its NICs
+  /// A port as the route search reads it: the far device, the link, its cost and kind.
+  struct Edge {
+    int to;
+    int link;
+    std::uint32_t cost;
+    LinkKind kind;
+  };
+  static constexpr std::uint8_t kForwards = 1, kIsNic = 2;
+  std::vector<std::uint8_t> device_class_;  // by device: kForwards | kIsNic
+  std::vector<std::uint32_t> edge_begin_;   // by device: its first port in edges_ (ports_ order)
+  std::vector<Edge> edges_;
   bool guided_;
   int landmarks_ = -1;                                   // -1: not computed yet
   std::vector<std::uint32_t> landmark_cost_;             // by device, then landmark: least cost between them

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <unordered_set>
 
 #include "topologies/fabric_backend.hpp"
 
@@ -22,7 +23,16 @@ namespace {
 /// The NVLink planes: switches with in-network reduction one hop from every member.
 std::vector<SwitchPlaneLinks> direct_planes(const TopologySpec& spec, const FabricGraph& graph, const std::vector<int>& group) {
   std::vector<SwitchPlaneLinks> planes;
-  for (std::size_t d = 0; d < spec.devices.size(); ++d) {
+  if (group.empty()) return planes;
+  // A plane is one hop from every member, so from the first: its neighbours
+  // are the candidates (not every device of a 100k-GPU fabric per node).
+  std::vector<int> candidates;
+  const int first = spec.gpus[group.front()];
+  for (const auto& p : graph.ports(first)) candidates.push_back(graph.neighbour(first, p));
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (const int candidate : candidates) {
+    const auto d = static_cast<std::size_t>(candidate);
     const auto& dev = spec.devices[d];
     if (dev.kind != DeviceKind::kSwitch || !spec.catalogue.switches.at(dev.model).in_network_reduction) continue;
     SwitchPlaneLinks plane;
@@ -76,6 +86,7 @@ std::optional<SwitchPlaneLinks> network_plane(const TopologySpec& spec, FabricGr
   plane.network = true;
   const std::size_t n = group.size();
   std::vector<int> leaf_of(n, -1), leaves;
+  std::unordered_set<int> seen_leaves;
   for (std::size_t m = 0; m < n; ++m) {
     // Up: the member's route toward its neighbour in the group, to the first reducing switch.
     const auto& out = graph.paths(group[m], group[(m + 1) % n]).front();
@@ -87,7 +98,7 @@ std::optional<SwitchPlaneLinks> network_plane(const TopologySpec& spec, FabricGr
     }
     if (hop == out.hops.size()) return std::nullopt;
     leaf_of[m] = at;
-    if (std::find(leaves.begin(), leaves.end(), at) == leaves.end()) leaves.push_back(at);
+    if (seen_leaves.insert(at).second) leaves.push_back(at);
     plane.up.emplace_back(out.hops.begin(), out.hops.begin() + static_cast<std::ptrdiff_t>(hop + 1));
     plane.up_route.push_back({std::vector<std::uint16_t>(out.route.out_ports.begin(), out.route.out_ports.begin() + static_cast<std::ptrdiff_t>(hop + 1))});
     // Down: the tail of the previous member's route to it, from its leaf.
@@ -109,9 +120,7 @@ std::optional<SwitchPlaneLinks> network_plane(const TopologySpec& spec, FabricGr
     int root = -1;
     for (const auto& port : graph.ports(leaves.front())) {
       const int candidate = graph.neighbour(leaves.front(), port);
-      if (!reduces_in_network(spec, candidate) ||
-          std::find(leaves.begin(), leaves.end(), candidate) != leaves.end())
-        continue;
+      if (!reduces_in_network(spec, candidate) || seen_leaves.contains(candidate)) continue;
       if (std::all_of(leaves.begin(), leaves.end(), [&](int leaf) { return port_towards(graph, leaf, candidate).has_value(); })) {
         root = candidate;
         break;

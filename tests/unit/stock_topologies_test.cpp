@@ -118,6 +118,30 @@ TEST_CASE("ib-fat-tree-16k: three tiers, 512 + 512 + 256 switches, 1:1 at every 
   CHECK(s.diameter_sampled);
 }
 
+TEST_CASE("ib-fat-tree-98k: 98,304 GPUs on three tiers of 144-port switches, 1,536 + 1,536 + 1,024, 1:1 at every tier", "[topology][stock]") {
+  const auto [spec, s] = load("ib-fat-tree-98k.json");
+  CHECK(s.gpus == 98304);
+  CHECK(s.nics == 98304);
+  REQUIRE(s.tiers.size() == 3);
+  CHECK(s.tiers[0].switches == 1536);
+  CHECK(s.tiers[1].switches == 1536);
+  CHECK(s.tiers[2].switches == 1024);
+  CHECK(s.tiers[0].oversubscription() == Approx(1.0));
+  CHECK(s.tiers[1].oversubscription() == Approx(1.0));
+  CHECK(s.bisection_line.bytes_per_second == Approx(49152 * 50 * kGB));  // half the NICs at NDR
+  CHECK(s.diameter == 10);
+  // No port over the radix: a leaf's 64 + 64, a core's 24 pods x 4 links.
+  std::vector<int> ports(spec.devices.size(), 0);
+  for (const auto& link : spec.links) {
+    ports[static_cast<std::size_t>(link.a)] += link.count;
+    ports[static_cast<std::size_t>(link.b)] += link.count;
+  }
+  int widest = 0;
+  for (std::size_t d = 0; d < spec.devices.size(); ++d)
+    if (spec.devices[d].model == "quantum-x800") widest = std::max(widest, ports[d]);
+  CHECK(widest == 128);
+}
+
 TEST_CASE("roce-rail-2048: a two-tier Spectrum-4 RoCE fabric", "[topology][stock]") {
   const auto [spec, s] = load("roce-rail-2048.json");
   CHECK(s.gpus == 2048);
