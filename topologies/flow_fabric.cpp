@@ -14,7 +14,8 @@
 
 namespace fabsim::topo {
 
-FlowFabric::FlowFabric(const TopologySpec& spec) : spec_(spec), graph_(spec), timers_("flow_fabric_timers") {
+FlowFabric::FlowFabric(const TopologySpec& spec, double completion_window, const char* timer_name)
+    : spec_(spec), graph_(spec), timers_(timer_name), completion_window_(completion_window) {
   capacity_.resize(spec.links.size() * 2);
   for (std::size_t l = 0; l < spec.links.size(); ++l)
     capacity_[2 * l] = capacity_[2 * l + 1] = spec.links[l].effective_bandwidth().bytes_per_second;
@@ -22,6 +23,7 @@ FlowFabric::FlowFabric(const TopologySpec& spec) : spec_(spec), graph_(spec), ti
   left_.assign(capacity_.size(), 0.0);
   count_.assign(capacity_.size(), 0);
   weight_.assign(capacity_.size(), 0.0);
+  changed_mark_.assign(capacity_.size(), 0);
   on_link_.resize(capacity_.size());
   timed_fault_.resize(spec.links.size());
 }
@@ -45,6 +47,7 @@ void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectio
   f.cap = cap;
   f.weight = weight;
   f.latency = extra_latency;
+  f.start = core::now_ps();
   int at = first_device;
   for (std::size_t h = 0; h < hops.size(); ++h) {
     if (h > 0) f.latency += forwarding_latency(spec_, at);
@@ -362,16 +365,20 @@ void FlowFabric::update() {
   ++rate_updates_;
   const TimePs now = core::now_ps();
   book_progress(now);
-  // Flows within a nanosecond of their end finish now: one update for a
-  // wave of flows that end together, not one each.
+  // Flows within a nanosecond of their end, or within the completion window
+  // of it, finish now at their projected end: one update for a wave of flows
+  // that end together, not one each.
   std::vector<std::uint64_t> done;
   auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) {
-    return !(f.remaining <= 1e-6 || f.remaining <= f.rate * 1e-9);
+    const double window_s = std::max(1e-9, completion_window_ * static_cast<double>(now - f.start) / 1e12);
+    return !(f.remaining <= 1e-6 || f.remaining <= f.rate * window_s);
   });
   for (auto it = keep; it != flows_.end(); ++it) {
     for (int l : it->links) bytes_[l] += it->remaining;
     auto& p = pending_.at(it->transfer);
-    p.data_end = now;
+    const bool at_end = it->remaining <= 1e-6 || it->remaining <= it->rate * 1e-9;
+    const TimePs end = at_end ? now : now + static_cast<TimePs>(std::llround(it->remaining / it->rate * 1e12));
+    p.data_end = std::max(p.data_end, end);
     if (--p.flows == 0) done.push_back(it->transfer);
   }
   flows_.erase(keep, flows_.end());
@@ -425,6 +432,9 @@ void FlowFabric::assign_rates() {
   for (std::size_t i = 0; i < flows_.size(); ++i)
     if (flows_[i].cap > 0) heap.push({flows_[i].cap / flows_[i].weight, -1 - static_cast<long>(i)});
   std::vector<char> fixed(flows_.size(), 0);
+  // Links whose share a round of fixing changed: one heap entry each per
+  // round, not one per flow fixed (an all-to-all fixes thousands per link).
+  std::vector<int> changed;
   auto fix = [&](std::size_t i, double level) {
     fixed[i] = 1;
     const double rate = level * flows_[i].weight;
@@ -432,8 +442,19 @@ void FlowFabric::assign_rates() {
     for (int l : flows_[i].links) {
       left_[l] = std::max(0.0, left_[l] - rate);
       weight_[l] -= flows_[i].weight;
-      if (--count_[l] > 0) heap.push({left_[l] / std::max(weight_[l], 1e-9), l});
+      --count_[l];
+      if (!changed_mark_[l]) {
+        changed_mark_[l] = 1;
+        changed.push_back(l);
+      }
     }
+  };
+  auto push_changed = [&] {
+    for (int l : changed) {
+      changed_mark_[l] = 0;
+      if (count_[l] > 0) heap.push({left_[l] / std::max(weight_[l], 1e-9), l});
+    }
+    changed.clear();
   };
   while (!heap.empty()) {
     const auto [level, id] = heap.top();
@@ -441,6 +462,7 @@ void FlowFabric::assign_rates() {
     if (id < 0) {
       const auto i = static_cast<std::size_t>(-1 - id);
       if (!fixed[i]) fix(i, level);
+      push_changed();
       continue;
     }
     if (count_[id] == 0) continue;
@@ -449,6 +471,7 @@ void FlowFabric::assign_rates() {
     if (current > share * (1 + 1e-12) + 1e-9) continue;  // stale: a newer entry holds the current share
     for (int i : on_link_[id])
       if (!fixed[i]) fix(static_cast<std::size_t>(i), current);
+    push_changed();
   }
   for (int l : touched) count_[l] = 0;
 }

@@ -36,8 +36,8 @@ void check_all_to_all_flows(double ranks, const std::string& origin) {
   const double flows = ranks * (ranks - 1);
   if (flows > kMaxAllToAllFlows)
     throw core::ConfigError(origin, "", fmt::format("an all-to-all of {:.0f} ranks holds about {:.2g} flows at flow level, more than fabsim runs "
-                                                    "in minutes ({:.1e}: each flow's completion re-solves the sharing of all of "
-                                                    "them, so the time grows as flows squared): use fewer ranks",
+                                                    "in minutes ({:.1e}: every re-solve of their sharing visits all of them): "
+                                                    "use fewer ranks",
                                                     ranks, flows, kMaxAllToAllFlows));
 }
 

@@ -41,12 +41,11 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
 /// events: true for the flow level. Says which and why on `err`.
 bool auto_chooses_flow(double events, std::ostream& err);
 
-/// Point-to-point flows one all-to-all may hold at flow level. Memory is no
-/// longer the limit (about 1.5 KiB a flow: 65k flows of 256 ranks peak at
-/// 93 MB), time is: each flow's completion re-solves the max-min sharing of
-/// all of them, so the run grows as flows squared (256 ranks, 65k flows, 2 s;
-/// 512 ranks, 262k flows, over 5 minutes on a 2-core machine; scripts/bench).
-inline constexpr double kMaxAllToAllFlows = 1.5e5;
+/// Point-to-point transfers one all-to-all may hold at flow level. Memory is
+/// not the limit (512 ranks, 262k transfers, peak at 466 MB), time is: every
+/// re-solve of the max-min sharing visits all of them (256 ranks, 65k
+/// transfers, 4.4 s; 512 ranks, 35 s on a 2-core machine; scripts/bench).
+inline constexpr double kMaxAllToAllFlows = 2.7e5;
 
 /// Refuses (core::ConfigError) an nccl-test request whose segment-level run
 /// exceeds kMaxSegmentEvents, or whose flow-level all-to-all exceeds

@@ -16,9 +16,12 @@ namespace fabsim::testing {
 class FabricProbe : public models::TransferCompletion {
  public:
   /// `name` tells two probes in one simulation apart (module names must differ).
-  FabricProbe(const topo::TopologySpec& spec, core::Bytes segment_size, const char* name = "probe_timers")
-      : backend_(segment_size == 0 ? std::unique_ptr<topo::FabricBackend>(std::make_unique<topo::FlowFabric>(spec))
-                                   : std::make_unique<topo::Fabric>(spec, topo::FabricOptions{segment_size})),
+  /// `completion_window` and `flow_timers` reach the FlowFabric (two in one simulation need two names).
+  FabricProbe(const topo::TopologySpec& spec, core::Bytes segment_size, const char* name = "probe_timers",
+              double completion_window = topo::FlowFabric::kCompletionWindow, const char* flow_timers = "flow_fabric_timers")
+      : backend_(segment_size == 0
+                     ? std::unique_ptr<topo::FabricBackend>(std::make_unique<topo::FlowFabric>(spec, completion_window, flow_timers))
+                     : std::make_unique<topo::Fabric>(spec, topo::FabricOptions{segment_size})),
         fabric_(*backend_),
         timers_(name) {
     fabric_.set_completion(this);
