@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <string>
+
 #include "fabric_probe.hpp"
 #include "test_support.hpp"
 
@@ -89,4 +92,50 @@ TEST_CASE("flow level: ends within the completion window share one re-solve, eac
   INFO("re-solves: exact " << exact.fabric().backend_events() << ", windowed " << windowed.fabric().backend_events());
   CHECK(exact.fabric().backend_events() >= 20);
   CHECK(windowed.fabric().backend_events() * 4 <= exact.fabric().backend_events());
+}
+
+namespace {
+std::string one_gpu_fat_tree(const std::string& name, int oversubscription) {
+  return testing::write_temp(name + ".json", R"({"format": "fabsim-topology/1", "name": ")" + name + R"(", "hardware": ")" +
+                                                 testing::source_path("configs/hardware/catalogue.json") + R"(",
+    "generate": {"nodes": 16, "node": {"gpus": 1, "gpu_model": "h100-sxm",
+      "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16"}, "nics": {"model": "cx7-ndr400", "per_node": 1}},
+      "network": {"tiers": 2, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 8,
+                  "oversubscription": [)" + std::to_string(oversubscription) + "]}}}");
+}
+}  // namespace
+
+TEST_CASE("flow level: an all-to-all on a 4:1 leaf tier shows its hashed collisions with the completion window as without it",
+          "[model][flow]") {
+  // 16 one-GPU nodes, two leaves of 8: 8 up-links per leaf at 1:1, 2 at 4:1.
+  // Each pair's channel feeds the ECMP hash, so some up-links carry more
+  // pairs than others and the ends spread out.
+  const auto blocking = topo::load_topology(one_gpu_fat_tree("leaf-4to1", 4));
+  const auto open = topo::load_topology(one_gpu_fat_tree("leaf-1to1", 1));
+  testing::FabricProbe exact(blocking, 0, "exact_probe", 0.0, "exact_flow_timers");
+  testing::FabricProbe windowed(blocking, 0, "windowed_probe", topo::FlowFabric::kCompletionWindow, "windowed_flow_timers");
+  testing::FabricProbe non_blocking(open, 0, "open_probe", topo::FlowFabric::kCompletionWindow, "open_flow_timers");
+  std::uint64_t id = 0;
+  for (int s = 0; s < 16; ++s)
+    for (int d = 0; d < 16; ++d) {
+      if (s == d) continue;
+      ++id;
+      for (auto* probe : {&exact, &windowed, &non_blocking}) probe->send_at(0, id, s, d, 4'000'000);
+    }
+  exact.run();
+  core::TimePs exact_last = 0, windowed_last = 0, open_last = 0, exact_first = std::numeric_limits<core::TimePs>::max();
+  for (std::uint64_t t = 1; t <= id; ++t) {
+    INFO("transfer " << t);
+    CHECK(at_us(windowed.done(t)) == Approx(at_us(exact.done(t))).epsilon(topo::FlowFabric::kCompletionWindow));
+    exact_last = std::max(exact_last, exact.done(t));
+    exact_first = std::min(exact_first, exact.done(t));
+    windowed_last = std::max(windowed_last, windowed.done(t));
+    open_last = std::max(open_last, non_blocking.done(t));
+  }
+  INFO("last end: 1:1 " << at_us(open_last) << " us, 4:1 exact " << at_us(exact_last) << " us, windowed " << at_us(windowed_last)
+                        << " us; first end at 4:1 " << at_us(exact_first) << " us");
+  // 64 cross-leaf pairs of 4 MB per leaf over 2 up-links instead of 8: at least 2x the non-blocking time.
+  CHECK(at_us(windowed_last) >= 2.0 * at_us(open_last));
+  CHECK(at_us(windowed_last) == Approx(at_us(exact_last)).epsilon(1e-4));
+  CHECK(at_us(exact_last) >= 1.5 * at_us(exact_first));  // the collisions spread the ends
 }
