@@ -24,7 +24,8 @@ FlowFabric::FlowFabric(const TopologySpec& spec, double completion_window, const
   count_.assign(capacity_.size(), 0);
   weight_.assign(capacity_.size(), 0.0);
   changed_mark_.assign(capacity_.size(), 0);
-  on_link_.resize(capacity_.size());
+  members_begin_.assign(capacity_.size(), 0);
+  members_end_.assign(capacity_.size(), 0);
   timed_fault_.resize(spec.links.size());
 }
 
@@ -413,35 +414,56 @@ void FlowFabric::assign_rates() {
   // with the smallest fair share per unit of weight, fix its flows at that
   // level times their weight, and take their rate off every other link they
   // cross. A flow standing for k channels gets what k flows would.
+  // The flows' links and weights are first copied into flat arrays, and each
+  // link's flows listed by counting (flows in start order): an all-to-all's
+  // filling then walks contiguous memory, not a record and a vector per flow.
+  const std::size_t n = flows_.size();
   std::vector<int> touched;
-  for (std::size_t i = 0; i < flows_.size(); ++i)
+  flow_begin_.resize(n + 1);
+  flow_links_.clear();
+  flow_weight_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    flow_begin_[i] = flow_links_.size();
+    flow_weight_[i] = flows_[i].weight;
     for (int l : flows_[i].links) {
       if (count_[l] == 0) {
         touched.push_back(l);
         left_[l] = capacity_[l];
         weight_[l] = 0;
-        on_link_[l].clear();
       }
       ++count_[l];
       weight_[l] += flows_[i].weight;
-      on_link_[l].push_back(static_cast<int>(i));
+      flow_links_.push_back(l);
     }
+  }
+  flow_begin_[n] = flow_links_.size();
+  std::size_t offset = 0;
+  for (int l : touched) {
+    members_begin_[l] = offset;
+    members_end_[l] = offset;
+    offset += static_cast<std::size_t>(count_[l]);
+  }
+  link_members_.resize(offset);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = flow_begin_[i]; k < flow_begin_[i + 1]; ++k) link_members_[members_end_[flow_links_[k]]++] = static_cast<int>(i);
   using Entry = std::pair<double, long>;  // level, link id (>= 0) or -1 - flow index
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   for (int l : touched) heap.push({left_[l] / weight_[l], l});
-  for (std::size_t i = 0; i < flows_.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     if (flows_[i].cap > 0) heap.push({flows_[i].cap / flows_[i].weight, -1 - static_cast<long>(i)});
-  std::vector<char> fixed(flows_.size(), 0);
+  std::vector<char> fixed(n, 0);
+  std::vector<double> rate(n, 0.0);
   // Links whose share a round of fixing changed: one heap entry each per
   // round, not one per flow fixed (an all-to-all fixes thousands per link).
   std::vector<int> changed;
   auto fix = [&](std::size_t i, double level) {
     fixed[i] = 1;
-    const double rate = level * flows_[i].weight;
-    flows_[i].rate = rate;
-    for (int l : flows_[i].links) {
-      left_[l] = std::max(0.0, left_[l] - rate);
-      weight_[l] -= flows_[i].weight;
+    const double r = level * flow_weight_[i];
+    rate[i] = r;
+    for (std::size_t k = flow_begin_[i]; k < flow_begin_[i + 1]; ++k) {
+      const int l = flow_links_[k];
+      left_[l] = std::max(0.0, left_[l] - r);
+      weight_[l] -= flow_weight_[i];
       --count_[l];
       if (!changed_mark_[l]) {
         changed_mark_[l] = 1;
@@ -469,11 +491,14 @@ void FlowFabric::assign_rates() {
     const double current = left_[id] / std::max(weight_[id], 1e-9);
     const double share = level;
     if (current > share * (1 + 1e-12) + 1e-9) continue;  // stale: a newer entry holds the current share
-    for (int i : on_link_[id])
-      if (!fixed[i]) fix(static_cast<std::size_t>(i), current);
+    for (std::size_t k = members_begin_[id]; k < members_end_[id]; ++k) {
+      const auto i = static_cast<std::size_t>(link_members_[k]);
+      if (!fixed[i]) fix(i, current);
+    }
     push_changed();
   }
   for (int l : touched) count_[l] = 0;
+  for (std::size_t i = 0; i < n; ++i) flows_[i].rate = rate[i];
 }
 
 std::vector<double> FlowFabric::link_bytes() const {
