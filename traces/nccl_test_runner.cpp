@@ -112,18 +112,13 @@ class SweepDriver {
 
   NcclTestResult run() {
     start_next(0);
-    if (progress_ != nullptr && progress_->enabled()) {
-      double total_bytes = 0;
-      for (const auto b : sizes_) total_bytes += static_cast<double>(b);
-      core::run_to_completion([this, total_bytes] {
-        double done_bytes = 0;
-        for (std::size_t i = 0; i < result_.rows.size(); ++i) done_bytes += static_cast<double>(sizes_[i]);  // rows come in size order
-        progress_->update(result_.rows.size(), sizes_.size(), total_bytes > 0 ? done_bytes / total_bytes : 0.0);
-      });
-      progress_->finish();
-    } else {
-      core::run_to_completion();
-    }
+    double total_bytes = 0;
+    for (const auto bytes : sizes_) total_bytes += static_cast<double>(bytes);
+    core::run_with_progress(progress_, [this, total_bytes](core::ProgressLine& line) {
+      double done_bytes = 0;
+      for (std::size_t i = 0; i < result_.rows.size(); ++i) done_bytes += static_cast<double>(sizes_[i]);  // rows come in size order
+      line.update(result_.rows.size(), sizes_.size(), total_bytes > 0 ? done_bytes / total_bytes : 0.0);
+    });
     fabric_.rethrow_failure();
     timers_.rethrow_failure();
     if (result_.rows.size() != sizes_.size())

@@ -63,4 +63,11 @@ void ProgressLine::finish() {
   drawn_width_ = 0;
 }
 
+std::uint64_t run_with_progress(ProgressLine* line, const std::function<void(ProgressLine&)>& report) {
+  if (line == nullptr || !line->enabled()) return run_to_completion();
+  const std::uint64_t events = run_to_completion([&] { report(*line); });
+  line->finish();
+  return events;
+}
+
 }  // namespace fabsim::core

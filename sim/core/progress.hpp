@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -50,5 +51,10 @@ class ProgressLine {
   double last_drawn_s_ = -1.0;
   std::size_t drawn_width_ = 0;
 };
+
+/// Runs the kernel to completion. With an enabled `line`, `report` updates it
+/// between slices of the run and the line is cleared at the end; otherwise
+/// the kernel runs in one go. Returns what run_to_completion returns.
+std::uint64_t run_with_progress(ProgressLine* line, const std::function<void(ProgressLine&)>& report);
 
 }  // namespace fabsim::core

@@ -82,15 +82,10 @@ ReplayResult ReplayEngine::run() {
     schedule(delay, [this, a] { start_iteration(static_cast<int>(a), -1); });
   }
   if (options_.sample_links) sampler_.start();
-  if (options_.progress != nullptr && options_.progress->enabled()) {
-    core::run_to_completion([this] {
-      options_.progress->update(instances_done_, instances_total_,
-                                instances_total_ > 0 ? static_cast<double>(instances_done_) / static_cast<double>(instances_total_) : 0.0);
-    });
-    options_.progress->finish();
-  } else {
-    core::run_to_completion();
-  }
+  core::run_with_progress(options_.progress, [this](core::ProgressLine& line) {
+    line.update(instances_done_, instances_total_,
+                instances_total_ > 0 ? static_cast<double>(instances_done_) / static_cast<double>(instances_total_) : 0.0);
+  });
   fabric_.rethrow_failure();
   timers_.rethrow_failure();
   if (finished_actors_ < actors_.size()) {
