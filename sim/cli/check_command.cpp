@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <numeric>
 #include <sstream>
 #include <fmt/ostream.h>
 
@@ -43,8 +42,7 @@ std::string check_file(const std::string& path) {
                                     calibration_patch(request.calibration_path));
     traces::validate_nccl_test(request.test, spec, request.origin);
     // Its faults name devices and links of the topology and leave the run's GPUs connected.
-    std::vector<int> ranks(request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus));
-    std::iota(ranks.begin(), ranks.end(), 0);
+    const std::vector<int> ranks = request_ranks(request, spec);
     bool flow = true;
     std::ostringstream quiet;
     (void)prepare_faults(spec, request.faults, ranks, request.origin, false, "", flow, quiet);

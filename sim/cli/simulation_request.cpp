@@ -24,8 +24,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
                                                 calibration_patch(asked.calibration_path));
   traces::validate_nccl_test(asked.test, spec, asked.origin);
   SimulationRequest request = asked;
-  std::vector<int> ranks(request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus));
-  std::iota(ranks.begin(), ranks.end(), 0);
+  const std::vector<int> ranks = request_ranks(request, spec);
   const bool flags = request.origin == "command line";
   const PreparedFaults faults = prepare_faults(spec, request.faults, ranks, request.origin,
                                                request.model_given && !request.flow_level && !request.model_auto,
@@ -70,6 +69,12 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   fmt::print(err, "fabsim: {} rows, {} simulated, {} kernel events, {:.3f} s wall, {:.2f} M events/s\n",
              result.rows.size(), core::format_time(result.simulated), run.kernel_events, wall,
              wall > 0 ? static_cast<double>(run.kernel_events) / wall / 1e6 : 0.0);
+}
+
+std::vector<int> request_ranks(const SimulationRequest& request, const topo::TopologySpec& spec) {
+  std::vector<int> ranks(request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
 }
 
 nlohmann::json calibration_patch(const std::string& profile_path) {

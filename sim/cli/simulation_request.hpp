@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/cli/fault_options.hpp"
 #include "sim/core/progress.hpp"
@@ -35,6 +36,9 @@ struct SimulationRequest {
 /// report to `out`; wall time goes to `err`. Throws core::ConfigError or
 /// core::SimulationError.
 void execute(const SimulationRequest& request, std::ostream& out, std::ostream& err);
+
+/// The GPUs the request's ranks run on: the first `test.gpus`, or all of them (0).
+std::vector<int> request_ranks(const SimulationRequest& request, const topo::TopologySpec& spec);
 
 /// The catalogue patch of a calibration profile (null for an empty path);
 /// throws core::ConfigError when the file is not a profile.
