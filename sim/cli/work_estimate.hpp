@@ -42,7 +42,7 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
 bool auto_chooses_flow(double events, std::ostream& err);
 
 /// Point-to-point transfers one all-to-all may hold at flow level. Memory is
-/// not the limit (512 ranks, 262k transfers, peak at 580 MB), time is: every
+/// not the limit (512 ranks, 262k transfers, peak at 541 MiB), time is: every
 /// re-solve of the max-min sharing visits all of them (256 ranks, 65k
 /// transfers, 3.3-4.0 s; 512 ranks, 26 s on a 2-core machine; scripts/bench).
 inline constexpr double kMaxAllToAllFlows = 2.7e5;
