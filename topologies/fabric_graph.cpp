@@ -300,7 +300,12 @@ void FabricGraph::admit_host(int host) {
   for (int nic : it->second)
     for (const auto& p : ports_[nic]) {
       const int w = neighbour(nic, p);
-      if (is_network(spec_.links[p.link].kind) && f.closed[w]) push(f, w);
+      // Open again, not just queued: a later aim_at orders the open devices
+      // afresh and would drop a closed one still waiting in the queue.
+      if (is_network(spec_.links[p.link].kind) && f.closed[w]) {
+        f.closed[w] = 0;
+        push(f, w);
+      }
     }
 }
 
