@@ -36,7 +36,7 @@ struct Components {
 
 }  // namespace
 
-FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths, bool guided)
+FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths, bool guided, std::size_t field_slot_bytes)
     : spec_(spec), max_paths_(max_paths), graph_(spec.devices.size()), guided_(guided) {
   for (std::size_t d = 0; d < spec.devices.size(); ++d) graph_[d].device = static_cast<int>(d);
   ports_.resize(spec.devices.size());
@@ -75,7 +75,11 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths, bool guided)
     }
   }
   edge_begin_.push_back(static_cast<std::uint32_t>(edges_.size()));
-  slots_.reserve(kFieldSlots);
+  // Fields are toward GPUs: as many slots as the budget holds, up to one per GPU.
+  const std::size_t slot_bytes = kFieldBytesPerDevice * std::max<std::size_t>(1, spec.devices.size());
+  max_slots_ = std::clamp(field_slot_bytes / slot_bytes, kFieldSlots, std::max(kFieldSlots, spec.gpus.size()));
+  slots_.reserve(max_slots_);
+  slot_of_.assign(spec.devices.size(), -1);
   activate(slot_for(-1));
   check_connected();
 }
@@ -153,10 +157,21 @@ void FabricGraph::degrade_link(int link, double kept) {
   path_cache_.clear();
 }
 
+FabricGraph::Field* FabricGraph::slot_holding(int destination) {
+  if (destination < 0) return nullptr;
+  const int at = slot_of_[static_cast<std::size_t>(destination)];
+  if (at < 0 || slots_[static_cast<std::size_t>(at)].destination != destination) return nullptr;
+  return &slots_[static_cast<std::size_t>(at)];
+}
+
+void FabricGraph::set_destination(Field& field, int destination) {
+  field.destination = destination;
+  slot_of_[static_cast<std::size_t>(destination)] = static_cast<int>(&field - slots_.data());
+}
+
 FabricGraph::Field& FabricGraph::slot_for(int destination) {
-  for (auto& slot : slots_)
-    if (slot.destination == destination) return slot;
-  if (slots_.size() < kFieldSlots) {
+  if (auto* slot = slot_holding(destination)) return *slot;
+  if (slots_.size() < max_slots_) {
     auto& slot = slots_.emplace_back();
     const std::size_t n = spec_.devices.size();
     slot.cost.assign(n, kUnreached);
@@ -196,6 +211,7 @@ void FabricGraph::reset_scratch() {
   f.complete = false;
   f.all_hosts = true;
   f.destination = -1;
+  f.resumes = 0;
 }
 
 void FabricGraph::plain_costs(int from, std::vector<std::uint32_t>& out) const {
@@ -276,7 +292,7 @@ void FabricGraph::aim_at(int target) {
 void FabricGraph::compute_field(int destination, int stop_at, bool skip_other_hosts) {
   reset_scratch();
   auto& f = slots_[active_];
-  f.destination = destination;
+  set_destination(f, destination);
   f.all_hosts = !skip_other_hosts;
   admit_host(host_[destination]);
   if (stop_at >= 0) admit_host(host_[stop_at]);
@@ -395,8 +411,11 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
   const auto& field_hops = slots_[active_].hops;
   const auto& relays = slots_[active_].relay;
   // Depth-first down the cost field: branch where the hardware sprays, pick
-  // one next hop by hash where ECMP hashes flows.
-  std::function<void(int)> step = [&](int v) {
+  // one next hop by hash where ECMP hashes flows. Each step's candidate ports
+  // go on one shared stack (indexes, not a vector per step): a million-pair
+  // all-to-all walks a million routes.
+  std::vector<std::uint16_t> next;
+  auto step = [&](auto& self, int v) -> void {
     if (static_cast<int>(out.size()) >= max_paths_) return;
     if (v == dst_dev) {
       FabricPath path;
@@ -409,54 +428,59 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       out.push_back(std::move(path));
       return;
     }
-    std::vector<std::uint16_t> next;  // port indexes on least-cost routes
+    const std::size_t begin = next.size();  // this step's candidates: next[begin, end)
     bool network = false;
-    for (std::size_t i = 0; i < ports_[v].size(); ++i) {
-      const auto& p = ports_[v][i];
-      if (dead_[static_cast<std::size_t>(p.link)]) continue;
-      const int w = neighbour(v, p);
-      const bool relay = w != dst_dev && !spec_.forwards(w);  // a PXN relay: entered over NVLink
-      if (relay && (!relays[w] || spec_.links[p.link].kind != LinkKind::kNvlink)) continue;
+    const std::uint32_t first_edge = edge_begin_[static_cast<std::size_t>(v)];
+    for (std::uint32_t e = first_edge; e < edge_begin_[static_cast<std::size_t>(v) + 1]; ++e) {
+      const Edge& edge = edges_[e];
+      if (dead_[static_cast<std::size_t>(edge.link)]) continue;
+      const int w = edge.to;
+      const bool relay = w != dst_dev && (device_class_[static_cast<std::size_t>(w)] & kForwards) == 0;  // a PXN relay: entered over NVLink
+      if (relay && (!relays[w] || edge.kind != LinkKind::kNvlink)) continue;
       if (field_cost[w] == kUnreached) continue;
-      if (field_cost[w] + static_cast<std::uint32_t>(spec_.links[p.link].routing_cost) + (relay ? kPxnRelayCost : 0) != field_cost[v]) continue;
+      if (field_cost[w] + edge.cost + (relay ? kPxnRelayCost : 0) != field_cost[v]) continue;
       if (field_hops[w] + 1 != field_hops[v]) continue;
-      next.push_back(static_cast<std::uint16_t>(i));
-      network = network || is_network(spec_.links[p.link].kind);
+      next.push_back(static_cast<std::uint16_t>(e - first_edge));
+      network = network || is_network(edge.kind);
     }
-    if (network && !spray_network && next.size() > 1) {
+    std::size_t end = next.size();
+    if (network && !spray_network && end - begin > 1) {
       hashed = true;
       const std::uint64_t h = mix64(spec_.routing.hash_seed ^ mix64(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^
                                                                static_cast<std::uint64_t>(dst) << 21 ^
                                                                static_cast<std::uint64_t>(flow) << 42 ^
                                                                static_cast<std::uint64_t>(v)));
-      next = {next[h % next.size()]};
+      next[begin] = next[begin + h % (end - begin)];
+      end = begin + 1;
+      next.resize(end);
     }
-    for (const auto port : next) {
+    for (std::size_t c = begin; c < end; ++c) {
+      const std::uint16_t port = next[c];
       hops.push_back(ports_[v][port]);
       out_ports.push_back(port);
-      step(neighbour(v, ports_[v][port]));
+      self(self, edges_[first_edge + port].to);
       hops.pop_back();
       out_ports.pop_back();
     }
+    next.resize(begin);
   };
-  step(src_dev);
+  step(step, src_dev);
   return out;
 }
 
 bool FabricGraph::load_field(int destination_device, int source_device) {
   ensure_landmarks();
-  for (auto& slot : slots_)
-    if (slot.destination == destination_device && holds_routes_from(slot, source_device)) {
-      activate(slot);
-      return false;
-    }
+  if (auto* slot = slot_holding(destination_device); slot != nullptr && holds_routes_from(*slot, source_device)) {
+    activate(*slot);
+    return false;
+  }
   activate(slot_for(destination_device));
   auto& f = slots_[active_];
   if (f.destination != destination_device) {
     if (const auto it = field_cache_.find(destination_device); it != field_cache_.end()) {
       reset_scratch();
       const auto& kept = it->second;
-      f.destination = destination_device;
+      set_destination(f, destination_device);
       f.all_hosts = kept.all_hosts;
       f.complete = kept.complete;
       for (const auto& s : kept.settled) {
@@ -490,7 +514,14 @@ bool FabricGraph::load_field(int destination_device, int source_device) {
   // through a third host still gets it from the full search.
   bool computed = false;
   if (f.destination == destination_device) {
-    aim_at(source_device);
+    // Aimed at each new source, the search orders its open devices again; a
+    // destination of many sources (an all-to-all's peer) goes on unaimed
+    // after a few: its order then stays, and each source costs only what it adds.
+    if (++f.resumes <= kAimedResumes) {
+      aim_at(source_device);
+    } else if (!f.aim.empty()) {
+      aim_at(-1);
+    }
     admit_host(host_[source_device]);
     settle(source_device);
   } else {
@@ -589,3 +620,4 @@ int FabricGraph::diameter(int exact_limit) {
 }
 
 }  // namespace fabsim::topo
+

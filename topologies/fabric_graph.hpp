@@ -69,7 +69,9 @@ class FabricGraph {
   /// cannot reach the other. `max_paths` caps how many paths a flow stripes over.
   /// `guided`: route searches head for their source by landmark bounds (A*);
   /// off, they spread evenly (Dijkstra). The routes are the same: tests compare them.
-  explicit FabricGraph(const TopologySpec& spec, int max_paths = 64, bool guided = true);
+  /// `field_slot_bytes`: what loaded fields may take beyond kFieldSlots (kFieldSlotBytes).
+  explicit FabricGraph(const TopologySpec& spec, int max_paths = 64, bool guided = true,
+                       std::size_t field_slot_bytes = kFieldSlotBytes);
 
   const Graph& graph() const { return graph_; }
   /// The paths a flow from GPU rank `src` to GPU rank `dst` (src != dst)
@@ -104,8 +106,15 @@ class FabricGraph {
   static constexpr std::uint32_t kFlowsPerField = 64;
   /// Bytes of settled devices the field cache keeps; beyond, it starts over.
   static constexpr std::size_t kFieldCacheBytes = std::size_t{256} << 20;
-  /// Fields held loaded at once (11 bytes per device each).
+  /// Fields held loaded at least (11 bytes per device each, with their scratch about 16).
   static constexpr std::size_t kFieldSlots = 8;
+  static constexpr std::size_t kFieldBytesPerDevice = 16;
+  /// Bytes of loaded fields beyond kFieldSlots: an all-to-all's peers each keep
+  /// their field loaded (1,024 GPUs: 1,024 fields of 4 k devices, 64 MiB), not
+  /// copied out and back for each of its senders in turn.
+  static constexpr std::size_t kFieldSlotBytes = std::size_t{64} << 20;
+  /// Sources a field's search is aimed at when resumed for them; it goes on unaimed after.
+  static constexpr int kAimedResumes = 4;
   /// Landmarks of the route search's lower bound (4 bytes per device each).
   static constexpr int kLandmarks = 16;
 
@@ -154,6 +163,7 @@ class FabricGraph {
     std::uint64_t used = 0;
     bool complete = false;    ///< searched to the end: holds every route to the destination
     bool all_hosts = true;    ///< the search may enter every host; else only the admitted ones
+    int resumes = 0;          ///< searches further for new sources since it was begun
     std::vector<std::uint32_t> cost;  // cost to the destination
     std::vector<std::uint16_t> hops;  // hops of that route
     std::vector<char> relay;          // a GPU that may relay (PXN)
@@ -175,8 +185,14 @@ class FabricGraph {
   void push(Field& field, int device) const;
   /// The slot to (re)fill for `destination`: the one holding it, an empty one, or the least recently used.
   Field& slot_for(int destination);
+  /// The loaded slot holding the field toward `destination`, or null.
+  Field* slot_holding(int destination);
+  /// Makes `field` the one toward `destination` (indexed in slot_of_).
+  void set_destination(Field& field, int destination);
   void activate(Field& field);
   std::vector<Field> slots_;
+  std::size_t max_slots_ = kFieldSlots;
+  std::vector<int> slot_of_;  // by device: the slot its field was last loaded in (checked against the slot's destination)
   std::size_t active_ = 0;  // the slot routes are walked on (an index: copies stay valid)
   std::uint64_t use_clock_ = 0;
   struct Settled {

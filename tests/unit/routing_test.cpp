@@ -203,7 +203,8 @@ TEST_CASE("the guided route search (A* with landmarks, resumed per source) finds
   for (const std::string name : {"hgx-h100-2node", "dgx-a100", "pcie-8gpu", "roce-rail-2048", "ib-fat-tree-1024", "one-gpu-nodes"}) {
     CAPTURE(name);
     const auto spec = topo::load_topology(name == "one-gpu-nodes" ? one_gpu_nodes : testing::source_path("topologies/" + name + ".json"));
-    topo::FabricGraph guided(spec), plain(spec, 64, false);
+    // `guided` holds only kFieldSlots fields loaded: it evicts and reloads them.
+    topo::FabricGraph guided(spec, 64, true, 0), plain(spec, 64, false), roomy(spec);
     const int gpus = static_cast<int>(spec.gpus.size());
     // Destinations with many sources each, near and far, in an order that
     // resumes fields, evicts them (more than kFieldSlots destinations) and
@@ -222,6 +223,7 @@ TEST_CASE("the guided route search (A* with landmarks, resumed per source) finds
             const auto b = route_signature(plain.paths_once(src, dst, flow));
             REQUIRE(!a.empty());
             REQUIRE(a == b);
+            REQUIRE(route_signature(roomy.paths_once(src, dst, flow)) == b);
             ++compared;
             if (flow == 5 && a != route_signature(plain.paths_once(src, dst, 0))) ++hashed_differs;
           }
