@@ -23,7 +23,6 @@ FlowFabric::FlowFabric(const TopologySpec& spec, double completion_window, const
   left_.assign(capacity_.size(), 0.0);
   count_.assign(capacity_.size(), 0);
   weight_.assign(capacity_.size(), 0.0);
-  changed_mark_.assign(capacity_.size(), 0);
   members_begin_.assign(capacity_.size(), 0);
   members_end_.assign(capacity_.size(), 0);
   timed_fault_.resize(spec.links.size());
@@ -453,9 +452,6 @@ void FlowFabric::assign_rates() {
     if (flows_[i].cap > 0) heap.push({flows_[i].cap / flows_[i].weight, -1 - static_cast<long>(i)});
   std::vector<char> fixed(n, 0);
   std::vector<double> rate(n, 0.0);
-  // Links whose share a round of fixing changed: one heap entry each per
-  // round, not one per flow fixed (an all-to-all fixes thousands per link).
-  std::vector<int> changed;
   auto fix = [&](std::size_t i, double level) {
     fixed[i] = 1;
     const double r = level * flow_weight_[i];
@@ -465,37 +461,31 @@ void FlowFabric::assign_rates() {
       left_[l] = std::max(0.0, left_[l] - r);
       weight_[l] -= flow_weight_[i];
       --count_[l];
-      if (!changed_mark_[l]) {
-        changed_mark_[l] = 1;
-        changed.push_back(l);
-      }
     }
   };
-  auto push_changed = [&] {
-    for (int l : changed) {
-      changed_mark_[l] = 0;
-      if (count_[l] > 0) heap.push({left_[l] / std::max(weight_[l], 1e-9), l});
-    }
-    changed.clear();
-  };
+  // Fixing flows at a level no higher than a link's share never lowers that
+  // share: a link's entry is at most its share, so a popped entry below its
+  // link's share is pushed again at the share, and one that equals it is the
+  // smallest share there is. No entry for every link a round of fixing
+  // touches (an all-to-all's round touches thousands).
   while (!heap.empty()) {
     const auto [level, id] = heap.top();
     heap.pop();
     if (id < 0) {
       const auto i = static_cast<std::size_t>(-1 - id);
       if (!fixed[i]) fix(i, level);
-      push_changed();
       continue;
     }
     if (count_[id] == 0) continue;
     const double current = left_[id] / std::max(weight_[id], 1e-9);
-    const double share = level;
-    if (current > share * (1 + 1e-12) + 1e-9) continue;  // stale: a newer entry holds the current share
+    if (current > level * (1 + 1e-12) + 1e-9) {
+      heap.push({current, id});
+      continue;
+    }
     for (std::size_t k = members_begin_[id]; k < members_end_[id]; ++k) {
       const auto i = static_cast<std::size_t>(link_members_[k]);
       if (!fixed[i]) fix(i, current);
     }
-    push_changed();
   }
   for (int l : touched) count_[l] = 0;
   for (std::size_t i = 0; i < n; ++i) flows_[i].rate = rate[i];

@@ -124,7 +124,6 @@ class FlowFabric : public FabricBackend {
   std::vector<double> left_;
   std::vector<int> count_;
   std::vector<double> weight_;  // by link: summed weight of its unfixed flows
-  std::vector<char> changed_mark_;  // by link: its share changed in this round of the filling
   std::vector<std::size_t> flow_begin_;  // by flow: its first entry in flow_links_
   std::vector<int> flow_links_;          // every flow's link direction ids, flow after flow
   std::vector<double> flow_weight_;      // by flow
