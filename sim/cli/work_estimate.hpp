@@ -41,11 +41,12 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
 /// events: true for the flow level. Says which and why on `err`.
 bool auto_chooses_flow(double events, std::ostream& err);
 
-/// Point-to-point transfers one all-to-all may hold at flow level. Memory is
-/// not the limit (512 ranks, 262k transfers, peak at 541 MiB), time is: every
-/// re-solve of the max-min sharing visits all of them (256 ranks, 65k
-/// transfers, 3.3-4.0 s; 512 ranks, 26 s on a 2-core machine; scripts/bench).
-inline constexpr double kMaxAllToAllFlows = 2.7e5;
+/// Point-to-point transfers one all-to-all may hold at flow level: every
+/// re-solve of the max-min sharing visits all of them (1 GiB on
+/// ib-fat-tree-1024: 256 ranks 0.9 s, 92 MiB; 512 ranks 8-10 s, 241 MiB;
+/// 1,024 ranks, 1.05e6 transfers, 45 s, 788 MiB on a 2-core machine;
+/// scripts/bench). 2,048 ranks would be 4.2e6.
+inline constexpr double kMaxAllToAllFlows = 1.1e6;
 
 /// Refuses (core::ConfigError) an nccl-test request whose segment-level run
 /// exceeds kMaxSegmentEvents, or whose flow-level all-to-all exceeds
