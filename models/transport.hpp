@@ -28,14 +28,11 @@ struct TransferRequest {
   std::uint32_t flow = 0;  ///< the connection it belongs to (NCCL channel): network ECMP hashes per flow
   const std::vector<int>* group = nullptr;  ///< GPUs of the communicator, for in-switch kinds; must outlive the transfer
   /// Flow level only: the pipelined steps this aggregated transfer stands
-  /// for, how many of them reduce, and the synchronisation each step costs
-  /// (the protocol's flag latency; a reducing step also its load and add).
+  /// for, and the synchronisation each step costs (the protocol's flag latency).
   /// Step k takes max(its latency, its share of the data time); see FlowFabric.
   std::uint32_t pipeline_steps = 1;
-  std::uint32_t reduce_steps = 0;
   std::uint32_t fill_steps = 0;  ///< further steps of pipeline fill that move none of its data
   core::TimePs step_sync = 0;
-  core::TimePs reduce_sync = 0;
   /// Flow level only: a payload rate limit in bytes per second (one SM per channel; 0: none).
   double rate_cap = 0;
   /// Flow level only: the NCCL channels this transfer stands for, which

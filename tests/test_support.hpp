@@ -105,7 +105,7 @@ inline std::string ideal_catalogue(const std::string& input_buffer = "1 MiB") {
          "\"switches\": {\"testswitch\": {\"description\": \"ideal\", \"link_kind\": \"nvlink\", \"ports\": " + q("64") +
          ", \"traversal_latency\": " + q("\"50 ns\"") + ", \"input_buffer\": " + q("\"" + input_buffer + "\"") + ", \"in_network_reduction\": " + q("true") + "}}," +
          "\"gpus\": {\"testgpu\": {\"description\": \"ideal\", \"link_ports\": " + q("18") + ", \"pcie_ports\": " + q("1") +
-         ", \"launch_overhead\": " + q("\"0 us\"") + ", \"reduce_latency\": " + q("\"0 us\"") +
+         ", \"launch_overhead\": " + q("\"0 us\"") + ", \"reduce_overhead\": " + q("\"0 us\"") +
          ", \"ring_channels\": " + q("1") + ", \"p2p_channels\": " + q("1") + ", \"p2p_chunk\": " + q("\"64 MiB\"") +
          ", \"p2p_ll_threshold\": " + q("\"1 B\"") + ", \"tuner_ring_bus_bandwidth\": " + q("\"100 GB/s\"") +
          ", \"tuner_ll_max_bandwidth\": " + q("\"100 GB/s\"") + ", \"tuner_ll128_channel_max\": " + q("\"100 GB/s\"") +

@@ -71,10 +71,8 @@ void FlowFabric::send(const models::TransferRequest& request) {
   pending.lockstep_size = request.lockstep_size;
   pending.start = core::now_ps();
   pending.steps = request.pipeline_steps;
-  pending.reduce_steps = request.reduce_steps;
   pending.fill_steps = request.fill_steps;
   pending.step_sync = request.step_sync;
-  pending.reduce_sync = request.reduce_sync;
   const std::size_t first_flow = flows_.size();
   if (request.kind == models::TransferKind::kPointToPoint) {
     const auto& paths = graph_.paths_once(request.source, request.destination, request.flow);
@@ -187,11 +185,9 @@ TimePs FlowFabric::completion_time(const Pending& p) {
   const TimePs data = p.data_end > p.start ? p.data_end - p.start : 0;
   if (p.steps == 0) return p.start + data + p.path_latency;  // continues another transfer's step
   const TimePs plain = p.step_sync + p.path_latency;
-  const TimePs reducing = plain + p.reduce_sync;
-  const std::uint32_t reduce_steps = std::min(p.reduce_steps, p.steps);
   const TimePs per_step = data / (p.steps + p.fill_steps);
   // Fill steps wait on the upstream pipeline: they pace like data steps.
-  const TimePs paced = (p.steps + p.fill_steps - reduce_steps) * std::max(plain, per_step) + reduce_steps * std::max(reducing, per_step);
+  const TimePs paced = (p.steps + p.fill_steps) * std::max(plain, per_step);
   return p.start + paced + std::min(plain, per_step);
 }
 

@@ -71,8 +71,8 @@ class FlowFabric : public FabricBackend {
     TimePs start = 0;
     TimePs data_end = 0;     ///< when its last byte was through
     TimePs path_latency = 0; ///< largest head latency of its flows
-    std::uint32_t steps = 1, reduce_steps = 0, fill_steps = 0;
-    TimePs step_sync = 0, reduce_sync = 0;
+    std::uint32_t steps = 1, fill_steps = 0;
+    TimePs step_sync = 0;
     std::uint64_t lockstep_group = 0;
     int lockstep_size = 0;
   };

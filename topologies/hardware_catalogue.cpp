@@ -217,7 +217,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   m.link_ports = static_cast<int>(p.integer("link_ports", 0).value_or(0));
   m.pcie_ports = static_cast<int>(p.integer("pcie_ports", 0).value_or(1));
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
-  m.reduce_latency = to_ps(p.quantity("reduce_latency", QuantityKind::kTime));
+  m.reduce_overhead = to_ps(p.quantity("reduce_overhead", QuantityKind::kTime));
   m.ring_channels = static_cast<int>(p.integer("ring_channels", 1, core::kMaxChannels).value_or(1));
   if (o.has("channel_drift_unit")) {
     m.channel_drift.unit = static_cast<Bytes>(p.quantity("channel_drift_unit", QuantityKind::kBytes).value_or(0));

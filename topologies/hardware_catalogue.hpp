@@ -130,7 +130,10 @@ struct GpuModel {
   int link_ports = 0;           ///< NVLink ports
   int pcie_ports = 1;           ///< host interface (PCIe) ports
   TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives
-  TimePs reduce_latency = 0;   ///< extra latency of a step that reduces received data with local data
+  /// Extra base latency of a collective whose GPUs reduce (all_reduce, reduce_scatter,
+  /// reduce; not NVLS, where the switch reduces): once per call, like
+  /// NCCL's per-collective base latency, not per step (nccl-model.md §4).
+  TimePs reduce_overhead = 0;
   int ring_channels = 1;       ///< NCCL's ring channel count on this platform
   ChannelDrift channel_drift;  ///< Simple-protocol collectives (ring, tree, NVLS); none when absent
   /// NCCL's Simple ring all-gather and reduce-scatter kernels: payload per

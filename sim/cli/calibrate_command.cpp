@@ -76,7 +76,7 @@ struct Parameters {
     json p;
     if (with_efficiency) p["links"][link]["efficiency"] = entry(efficiency);
     p["gpus"][gpu]["launch_overhead"] = entry(us(launch_us));
-    p["gpus"][gpu]["reduce_latency"] = entry(us(reduce_us));
+    p["gpus"][gpu]["reduce_overhead"] = entry(us(reduce_us));
     p["gpus"][gpu]["protocols"]["ll"]["step_latency"] = entry(us(ll_step_us));
     return p;
   }
@@ -261,7 +261,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     p.efficiency = link.efficiency;
     p.launch_us = static_cast<double>(gpu.launch_overhead) / 1e6;
     p.ll_step_us = static_cast<double>(gpu.protocols.at(topo::Protocol::kLL).step_latency) / 1e6;
-    p.reduce_us = static_cast<double>(gpu.reduce_latency) / 1e6;
+    p.reduce_us = static_cast<double>(gpu.reduce_overhead) / 1e6;
     const Parameters before = p;
 
     std::string ids;
@@ -310,7 +310,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
       const std::string from = fmt::format("least squares over {} rows <= 4 KiB of {}", latency_rows, ids);
       record(fmt::format("gpus/{}/launch_overhead", p.gpu), us(before.launch_us), us(p.launch_us), from);
       record(fmt::format("gpus/{}/protocols/ll/step_latency", p.gpu), us(before.ll_step_us), us(p.ll_step_us), from);
-      record(fmt::format("gpus/{}/reduce_latency", p.gpu), us(before.reduce_us), us(p.reduce_us), from);
+      record(fmt::format("gpus/{}/reduce_overhead", p.gpu), us(before.reduce_us), us(p.reduce_us), from);
     }
     residuals.push_back({{"topology", topology}, {"datasets", ids},
                          {"median_error_latency_bound", {{"before", small_before}, {"after", small_after}}},

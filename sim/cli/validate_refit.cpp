@@ -24,7 +24,7 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 /// The parameters `fabsim calibrate --fit latencies` refits for a GPU model.
 bool refittable(const std::string& path, const std::string& gpu_model) {
   const std::string base = "gpus/" + gpu_model + "/";
-  return path == base + "launch_overhead" || path == base + "reduce_latency" || path == base + "protocols/ll/step_latency";
+  return path == base + "launch_overhead" || path == base + "reduce_overhead" || path == base + "protocols/ll/step_latency";
 }
 
 }  // namespace

@@ -73,13 +73,13 @@ void check_figure(double value, double claimed) {
 
 }  // namespace
 
-TEST_CASE("accuracy: out-of-sample single-node errors are the README's (H100 bandwidth-bound median 1.4%, A100 P2P 19.6%)",
+TEST_CASE("accuracy: out-of-sample single-node errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
-               {{"out-of-sample", "H100", "bandwidth-bound", 30, 0.014, 0.097}, {"out-of-sample", "A100", "bandwidth-bound", 4, 0.196, 0.523}});
-  // Every family together, what the ctest bounds (README: 2.1%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.021 + kErrorMargin);
+               {{"out-of-sample", "H100", "bandwidth-bound", 30, 0.013, 0.097}, {"out-of-sample", "A100", "bandwidth-bound", 4, 0.196, 0.523}});
+  // Every family together, what the ctest bounds (README: 1.7%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.017 + kErrorMargin);
   CHECK_FALSE(doc["out_of_sample_pooled"].contains("latency-bound"));  // no held-out data below 256 KiB yet
   // Repeats of one run count once: the 4-GPU Ring and auto sets repeat the fitted sweep's run.
   for (const auto& ds : doc["datasets"])
@@ -91,30 +91,56 @@ TEST_CASE("consistency: in-sample errors on the sweeps the latencies, drift and 
           "[accuracy]") {
   check_claims(validate()["summary"], "in-sample",
                {{"in-sample", "H100", "latency-bound", 39, 0.008, 0.192},
-                {"in-sample", "H100", "mid", 24, 0.127, 0.338},
-                {"in-sample", "H100", "bandwidth-bound", 24, 0.006, 0.029}});
+                {"in-sample", "H100", "mid", 24, 0.127, 0.412},
+                {"in-sample", "H100", "bandwidth-bound", 24, 0.006, 0.036}});
 }
 
 TEST_CASE("accuracy: leave one run out, the fitted sweeps predicted with the latencies refitted without them", "[accuracy]") {
   const json doc = validate("--refit");
   check_claims(doc["refit_summary"], "refitted",
-               {{"refitted, out-of-sample", "H100", "latency-bound", 12, 0.007, 0.098},
-                {"refitted, out-of-sample", "H100", "mid", 8, 0.125, 0.338},
-                {"refitted, out-of-sample", "H100", "bandwidth-bound", 8, 0.010, 0.029},
-                {"refitted, partly in-sample", "H100", "latency-bound", 27, 0.012, 0.192},
-                {"refitted, partly in-sample", "H100", "mid", 16, 0.132, 0.233},
-                {"refitted, partly in-sample", "H100", "bandwidth-bound", 16, 0.005, 0.018}});
+               {{"refitted, out-of-sample", "H100", "latency-bound", 12, 0.007, 0.096},
+                {"refitted, out-of-sample", "H100", "mid", 8, 0.146, 0.412},
+                {"refitted, out-of-sample", "H100", "bandwidth-bound", 8, 0.015, 0.036},
+                {"refitted, partly in-sample", "H100", "latency-bound", 27, 0.011, 0.192},
+                {"refitted, partly in-sample", "H100", "mid", 16, 0.117, 0.331},
+                {"refitted, partly in-sample", "H100", "bandwidth-bound", 16, 0.005, 0.022}});
   for (const auto& run : doc["refit"]) {
     INFO(run["run"]);
     CHECK(run["refitted_on"].size() == 2);  // the other two 4-GPU sweeps
   }
 }
 
+TEST_CASE("accuracy: the latency floor fitted on 4 GPUs grows with the GPU count as NCCL's own model does (2, 6 and 8 H100s)",
+          "[accuracy][latency]") {
+  // NCCL 2.29.2's tuning table (NCCL_DEBUG=INFO), logged on the H100 box that
+  // measured the 4-GPU sweeps the floor was fitted on (waynehacking8/
+  // nccl-collectives-bench, results/scaling_attributed/g{2,4,6}_Ring.log,
+  // commit ec97f06): Ring LL all-reduce 7.8 / 10.2 / 12.6 us and all-gather
+  // 7.2 / 8.4 / 9.6 us on 2 / 4 / 6 GPUs, i.e. a base per call and 0.6 us per
+  // ring step (hwLat, NVLink). No 2- or 8-GPU small-size measurement is public
+  // in the data, so the check is on the growth per added GPU: fabsim's floor
+  // minus its 4-GPU floor against NCCL's, within one hop (0.6 us).
+  const auto floor_us = [](const std::string& op, int gpus) {
+    return rows("hgx-h100", "--op " + op + " -g " + std::to_string(gpus) + " -b 2K -e 2K --algo ring --proto LL")[0]["time_us"].get<double>();
+  };
+  const std::map<std::string, std::map<int, double>> nccl = {{"all_reduce", {{2, 7.8}, {4, 10.2}, {6, 12.6}, {8, 15.0}}},
+                                                             {"all_gather", {{2, 7.2}, {4, 8.4}, {6, 9.6}, {8, 10.8}}}};
+  for (const auto& [op, by_gpus] : nccl) {
+    const double four = floor_us(op, 4);
+    for (int gpus : {2, 6, 8}) {
+      const double growth = floor_us(op, gpus) - four;
+      const double expected = by_gpus.at(gpus) - by_gpus.at(4);  // 8 GPUs: NCCL's formula, 6.6 + 2(n-1) x 0.6 (AR)
+      INFO(op << " on " << gpus << " GPUs: fabsim grows " << growth << " us from 4 GPUs, NCCL's model " << expected << " us");
+      CHECK(std::abs(growth - expected) <= 0.6);
+    }
+  }
+}
+
 TEST_CASE("consistency: the 8-GPU ring all-reduce plateau is NCCL's ~370 GB/s, the share the NVLink4 efficiency was set from",
           "[accuracy]") {
   const json r = rows("hgx-h100", "-g 8 -b 256M -e 8G --algo ring");
-  check_figure(r.front()["busbw_GBps"].get<double>(), 342.9);
-  check_figure(r.back()["busbw_GBps"].get<double>(), 366.3);
+  check_figure(r.front()["busbw_GBps"].get<double>(), 343.1);
+  check_figure(r.back()["busbw_GBps"].get<double>(), 366.5);
 }
 
 TEST_CASE("accuracy: NVLS all-reduce on 5 to 8 H100s against nccl#1455 and nccl-tests#212", "[accuracy][nvls]") {
@@ -167,9 +193,9 @@ double worst_flow_difference(const json& segment, const json& flow) {
 
 }  // namespace
 
-TEST_CASE("accuracy: the flow level agrees with the segment level on the stock scenarios (worst 2.0% and 4.0%)", "[accuracy][flow]") {
+TEST_CASE("accuracy: the flow level agrees with the segment level on the stock scenarios (worst 3.1% and 4.0%)", "[accuracy][flow]") {
   for (const auto& [scenario, claimed_worst] : std::vector<std::pair<std::string, double>>{
-           {"configs/scenarios/hgx-h100-allreduce.json", 0.020}, {"configs/scenarios/hgx-h100-allreduce-nccl-default.json", 0.040}}) {
+           {"configs/scenarios/hgx-h100-allreduce.json", 0.031}, {"configs/scenarios/hgx-h100-allreduce-nccl-default.json", 0.040}}) {
     std::map<std::string, json> by_model;
     for (const char* model : {"segment", "flow"}) {
       const auto r = run_fabsim("run " + source_path(scenario) + " --format json --model " + model);
@@ -182,19 +208,19 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 10.4%, 0.0%, 23.6%, 5.5%, 52.7% and 71.8%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.3%, 36.3% and 71.8%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
     double claimed_worst;
   };
   for (const auto& sweep : std::vector<Sweep>{{"hgx-h100", "--op all_gather -g 8 -b 8 -e 8G", 0.070},
-                                              {"hgx-h100", "--op reduce_scatter -g 8 -b 8 -e 8G", 0.104},
+                                              {"hgx-h100", "--op reduce_scatter -g 8 -b 8 -e 8G", 0.062},
                                               {"hgx-h100", "--op alltoall -g 8 -b 1K -e 1G", 0.000},
                                               {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.236},
-                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055},
+                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.053},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
-                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.527},
+                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.363},
                                               {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.718}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
@@ -202,22 +228,22 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 8%, one box within 5%, Tree across nodes up to 62%)",
+TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, Tree across nodes up to 51%)",
           "[accuracy][flow]") {
   // The grid --model auto switches over: 64 KiB - 256 MiB (x4) on 2-32 GPUs, one box and across nodes.
   struct Cell {
     std::string topology, args;
     double claimed_worst;
   };
-  for (const auto& cell : std::vector<Cell>{{"hgx-h100", "-g 2", 0.073},
-                                            {"hgx-h100", "-g 4", 0.024},
+  for (const auto& cell : std::vector<Cell>{{"hgx-h100", "-g 2", 0.067},
+                                            {"hgx-h100", "-g 4", 0.046},
                                             {"hgx-h100", "-g 8", 0.040},
-                                            {"hgx-h100", "-g 8 --algo ring", 0.014},
-                                            {"hgx-h100-2node", "-g 16 --algo ring", 0.055},
-                                            {"ib-fat-tree-1024", "-g 32 --algo ring", 0.043},
+                                            {"hgx-h100", "-g 8 --algo ring", 0.022},
+                                            {"hgx-h100-2node", "-g 16 --algo ring", 0.031},
+                                            {"ib-fat-tree-1024", "-g 32 --algo ring", 0.055},
                                             // NCCL's default across nodes: Tree and NVLSTree, the known disagreement (README, Models).
-                                            {"hgx-h100-2node", "-g 16", 0.523},
-                                            {"ib-fat-tree-1024", "-g 32", 0.620}}) {
+                                            {"hgx-h100-2node", "-g 16", 0.358},
+                                            {"ib-fat-tree-1024", "-g 32", 0.505}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");

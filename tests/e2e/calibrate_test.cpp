@@ -45,7 +45,7 @@ TEST_CASE("calibrate recovers known efficiency and latencies from noisy syntheti
                         {"gpus",
                          {{"h100-sxm",
                            {{"launch_overhead", {{"value", "10 us"}, {"source", "test truth"}}},
-                            {"reduce_latency", {{"value", "1 us"}, {"source", "test truth"}}},
+                            {"reduce_overhead", {{"value", "3 us"}, {"source", "test truth"}}},
                             {"protocols", {{"ll", {{"step_latency", {{"value", "0.5 us"}, {"source", "test truth"}}}}}}}}}}}}}};
   const auto truth_path = write_temp("truth.json", truth.dump());
   const std::string topology = source_path("topologies/hgx-h100.json");
@@ -68,7 +68,7 @@ TEST_CASE("calibrate recovers known efficiency and latencies from noisy syntheti
   auto micro = [](const json& v) { return std::stod(v["value"].get<std::string>()); };
   CHECK(efficiency == Approx(0.70).epsilon(0.03));
   CHECK(micro(patch["gpus"]["h100-sxm"]["launch_overhead"]) == Approx(10.0).epsilon(0.05));
-  CHECK(micro(patch["gpus"]["h100-sxm"]["reduce_latency"]) == Approx(1.0).epsilon(0.15));
+  CHECK(micro(patch["gpus"]["h100-sxm"]["reduce_overhead"]) == Approx(3.0).epsilon(0.15));
   CHECK(micro(patch["gpus"]["h100-sxm"]["protocols"]["ll"]["step_latency"]) == Approx(0.5).epsilon(0.15));
   const auto& residual = profile["residuals"][0];
   CHECK(residual["median_error_bandwidth_bound"]["after"].get<double>() < 0.02);
@@ -96,7 +96,7 @@ TEST_CASE("consistency: calibrate on the sweeps the catalogue was fitted on refi
   const json& gpu = profile["catalogue_patch"]["gpus"]["h100-sxm"];
   auto micro = [](const json& v) { return std::stod(v["value"].get<std::string>()); };
   CHECK(micro(gpu["launch_overhead"]) == Approx(14.88).epsilon(0.01));
-  CHECK(micro(gpu["reduce_latency"]) == Approx(1.56).epsilon(0.01));
+  CHECK(micro(gpu["reduce_overhead"]) == Approx(4.67).epsilon(0.01));
   CHECK(micro(gpu["protocols"]["ll"]["step_latency"]) == Approx(0.36).epsilon(0.025));  // 0.353: 2% of a third of a microsecond
   CHECK(profile["catalogue_patch"]["links"]["nvlink4"]["efficiency"]["value"].get<double>() == Approx(0.824).epsilon(0.01));
   CHECK(gpu["launch_overhead"]["fitted_on"].size() == 3);  // the profile records what it was fitted on

@@ -21,7 +21,7 @@ TEST_CASE("a plan whose transfers wait on each other stops and names what each w
   b.after_received = 0;
   plan.transfers = {a, b};
   bool done = false;
-  executor.start(plan, {{0, 1}, 0, 0, {}, false, {}}, 0, [&](const traces::ExecutionResult&) { done = true; });
+  executor.start(plan, {{0, 1}, 0, {}, false, {}}, 0, [&](const traces::ExecutionResult&) { done = true; });
   core::run_to_completion();
   CHECK_FALSE(done);
   CHECK(executor.outstanding() == 2);

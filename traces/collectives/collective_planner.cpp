@@ -49,7 +49,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const auto& gpu = fabric_.spec().gpu_model(call.gpus.front());
   const int ranks = static_cast<int>(call.gpus.size());
   PlannedCall out;
-  out.launch_overhead = gpu.launch_overhead;
+  out.launch_overhead = gpu.launch_overhead;  // plus reduce_overhead below, for a reducing plan
   auto& plan = out.plan;
   auto& params = out.params;
   params.gpu_of_rank = call.gpus;
@@ -88,7 +88,6 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       const auto& simple = gpu.protocols.at(topo::Protocol::kSimple);
       plan = plan_collnet_direct({ranks, call.bytes, choice.channels, call.element_size}, simple, domains, rails, flow_level);
       params.step_latency = simple.step_latency;
-      params.reduce_latency = gpu.reduce_latency;
     } else if (choice.algorithm == Algorithm::kNvlsTree) {
       if (!request.nvls_in_every_node || !gpu.nvls)
         throw core::ConfigError(fabric_.spec().file, "/devices",
@@ -96,7 +95,6 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       const NvlsTreeRequest tree{ranks, call.bytes, choice.channels, call.element_size};
       plan = plan_nvls_tree(tree, *gpu.nvls, gpu.protocols.at(topo::Protocol::kSimple), domains, rails, flow_level);
       params.step_latency = gpu.nvls->step_latency;
-      params.reduce_latency = gpu.reduce_latency;  // heads add their children's sums
     } else if (choice.algorithm == Algorithm::kNvls) {
       const bool gather_scatter = call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter;
       if (!gather_scatter && call.op != CollectiveOp::kAllReduce)
@@ -110,7 +108,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       } else {
         plan = flow_level ? plan_nvls_flow(request, *gpu.nvls) : plan_nvls_all_reduce(request, *gpu.nvls);
       }
-      params.step_latency = gpu.nvls->step_latency;  // the switch reduces: no reduce latency on the GPU
+      params.step_latency = gpu.nvls->step_latency;
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);
       const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
@@ -138,10 +136,14 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
           plan.payload_efficiency *= gpu.ring_gather_scatter_efficiency;
       }
       params.step_latency = protocol.step_latency;
-      params.reduce_latency = gpu.reduce_latency;
       params.channel_cap = protocol.channel_cap;
     }
   }
+  // A collective whose GPUs reduce what they receive pays the reduction's base
+  // latency once (NCCL's model has per-call bases and per-step hop latencies,
+  // no per-step reduction term); where the switch reduces (NVLS) no GPU does.
+  if (std::any_of(plan.transfers.begin(), plan.transfers.end(), [](const PlannedTransfer& t) { return t.reduced_on_receipt; }))
+    out.launch_overhead += gpu.reduce_overhead;
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
   params.flow_level = plan.aggregated;
   if (!point_to_point) params.drift = gpu.channel_drift;

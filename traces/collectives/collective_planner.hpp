@@ -33,7 +33,9 @@ struct CollectiveCall {
 struct PlannedCall {
   CollectivePlan plan;
   ExecutionParams params;
-  core::TimePs launch_overhead = 0;  ///< host enqueue and kernel launch before the first transfer
+  /// Host enqueue and kernel launch before the first transfer, and the
+  /// reduction's base latency when the plan's GPUs reduce.
+  core::TimePs launch_overhead = 0;
 };
 
 class CollectivePlanner {

@@ -49,7 +49,6 @@ CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolPa
       t.payload = per_rank;
       t.steps = static_cast<std::uint32_t>(steps) + loops - 1;  // the pipeline fills once, then a loop per step time
       t.reduced_on_receipt = request.op != CollectiveOp::kAllGather;
-      t.reduce_steps = request.op == CollectiveOp::kAllGather ? 0 : static_cast<std::uint32_t>(n - 1);
       t.lockstep = static_cast<std::int32_t>(plan.lockstep_sizes.size());
       plan.transfers.push_back(t);
     }
@@ -136,7 +135,6 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
       merged.destination = t.destination;
       merged.switch_group = t.switch_group;
       merged.steps = 0;
-      merged.reduce_steps = 0;
       out.transfers.push_back(merged);
       merged_depth.push_back(depth_of[i]);  // its first chunk's
       ++hops_in_channel[t.channel];
@@ -144,10 +142,7 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
     auto& m = out.transfers[static_cast<std::size_t>(it->second)];
     m.payload += t.payload;
     ++m.steps;
-    if (t.reduced_on_receipt) {
-      m.reduced_on_receipt = true;
-      ++m.reduce_steps;
-    }
+    m.reduced_on_receipt = m.reduced_on_receipt || t.reduced_on_receipt;
   }
   if (!pipeline) return out;
   // A chain's (or tree's) chunks cross its hops in order: the hop at depth

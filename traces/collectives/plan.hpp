@@ -45,10 +45,9 @@ struct PlannedTransfer {
   /// The receiver reduces this data with its own before using it.
   bool reduced_on_receipt = false;
   /// Flow-level plans: the pipelined steps this one transfer stands for
-  /// (each pays the step and path latency) and how many of them reduce.
+  /// (each pays the step and path latency).
   /// 0 steps: it continues its predecessor's step and adds no latency of its own.
   std::uint32_t steps = 1;
-  std::uint32_t reduce_steps = 1;
   std::uint32_t fill_steps = 0;  ///< steps it waits for a pipeline to fill (its depth in a chain), moving no data
   /// Flow-level plans: transfers of one lockstep group (a ring channel) are
   /// received together, when the slowest is, as a ring's data dependencies

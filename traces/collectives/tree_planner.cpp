@@ -82,7 +82,6 @@ void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes) {
     t.fill_steps = depth;
     const core::Bytes per_lane = t.payload / std::max<std::uint32_t>(1, t.lanes);
     t.steps = static_cast<std::uint32_t>(std::max<core::Bytes>(1, (per_lane + step_bytes - 1) / step_bytes));
-    t.reduce_steps = t.reduced_on_receipt ? t.steps : 0;
   }
   // The chunks pipeline through the edges: every edge's flow runs at once,
   // its depth paid as fill steps, as coalesce_for_flow does for chains.

@@ -122,10 +122,8 @@ void PlanExecutor::issue(std::int32_t id) {
       request.weight = tr.lanes;
       // The fabric paces the aggregated steps itself: their synchronisation
       // overlaps the data step by step.
-      request.reduce_steps = tr.reduced_on_receipt ? tr.reduce_steps : 0;
       request.fill_steps = tr.fill_steps;
       request.step_sync = params_.step_latency;
-      request.reduce_sync = params_.reduce_latency;
     }
     transport_.send(request);
     // Through a NIC the SM only fills the local staging slot and posts it;
@@ -156,17 +154,15 @@ void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
   for (auto freed : releases_[local]) release(freed);
   // The sender's primitive ends with a fence and a flag post: its SM moves on,
   // and the receiver sees the data, one step latency after the data landed.
-  // A reduction then costs the receiver its local load and add as well.
-  const auto& t = plan_.transfers[local];
+  // (A reducing collective's extra cost is a per-call base, charged with the
+  // launch: see GpuModel::reduce_overhead.)
   // At flow level the fabric has charged every step's synchronisation already.
   const core::TimePs posted = at + (params_.flow_level ? 0 : params_.step_latency);
-  const core::TimePs usable = posted + (t.reduced_on_receipt && !params_.flow_level ? params_.reduce_latency : 0);
-  timers_.schedule(posted, [this, local, same = usable == posted] {
+  timers_.schedule(posted, [this, local] {
     if (!state_[local].proxied)
       for (auto next : waits_on_sent_[local]) satisfy(next);
-    if (same) on_received(local);
+    on_received(local);
   });
-  if (usable != posted) timers_.schedule(usable, [this, local] { on_received(local); });
 }
 
 void PlanExecutor::on_received(std::int32_t id) {

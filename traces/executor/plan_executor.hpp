@@ -20,7 +20,6 @@ namespace fabsim::traces {
 struct ExecutionParams {
   std::vector<int> gpu_of_rank;          ///< global GPU index of each rank
   core::TimePs step_latency = 0;         ///< flag poll + fence before received data is usable
-  core::TimePs reduce_latency = 0;       ///< extra before reduced data is usable (local load + add)
   std::optional<core::Bandwidth> channel_cap;  ///< one SM's throughput per channel, if limited
   /// The transport shares bandwidth as flows: the channel cap becomes each
   /// transfer's rate limit instead of spacing its issues.
