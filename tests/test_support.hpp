@@ -59,6 +59,15 @@ inline std::string write_temp(const std::string& name, const std::string& conten
 
 inline std::string source_path(const std::string& relative) { return std::string(FABSIM_SOURCE_DIR) + "/" + relative; }
 
+inline constexpr double kGB = 1e9;  ///< bytes per second in a GB/s
+
+/// A GPU model of the stock catalogue (configs/hardware/catalogue.json), loaded once.
+inline const topo::GpuModel& stock_gpu(const std::string& name) {
+  static const auto catalogue = topo::load_hardware_catalogue(source_path("configs/hardware/catalogue.json"));
+  return catalogue.gpus.at(name);
+}
+inline const topo::GpuModel& h100() { return stock_gpu("h100-sxm"); }
+
 /// CSV output without its leading "# " provenance lines: the header and the rows.
 inline std::string csv_body(const std::string& csv) {
   std::size_t at = 0;

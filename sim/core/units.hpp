@@ -13,6 +13,9 @@ namespace fabsim::core {
 /// A byte count.
 using Bytes = std::uint64_t;
 
+/// a / b rounded up (b > 0): chunks, slices and steps that cover `a` bytes.
+constexpr Bytes div_up(Bytes a, Bytes b) { return (a + b - 1) / b; }
+
 /// Simulated time in picoseconds; the SystemC time resolution is 1 ps.
 using TimePs = std::uint64_t;
 

@@ -3,20 +3,16 @@
 
 #include <fstream>
 
+#include "cli_json.hpp"
 #include "test_support.hpp"
 
 using fabsim::testing::run_fabsim;
+using fabsim::testing::run_json;
 using fabsim::testing::source_path;
 using nlohmann::json;
 
 namespace {
 const std::string kTopology = "--topology " + source_path("topologies/hgx-h100.json");
-
-json run_json(const std::string& args) {
-  const auto r = run_fabsim(args + " --format json");
-  REQUIRE(r.exit_code == 0);
-  return json::parse(r.out);  // throws (fails the test) if anything else is on stdout
-}
 }  // namespace
 
 TEST_CASE("nccl-test --format json prints only the JSON document with the nccl-tests columns", "[e2e]") {

@@ -12,6 +12,14 @@
 
 namespace fabsim::testing {
 
+/// The figures of ideal_catalogue() (test_support.hpp): 100 GB/s links of
+/// efficiency 1 and 100 ns latency, switches of 50 ns traversal.
+inline constexpr double kIdealBandwidth = 100e9;
+inline constexpr core::TimePs kIdealLinkLatency = 100'000;
+inline constexpr core::TimePs kIdealTraversal = 50'000;
+/// Serialisation time of `bytes` on an ideal link, in picoseconds.
+inline double ideal_serialise_ps(core::Bytes bytes) { return static_cast<double>(bytes) / kIdealBandwidth * 1e12; }
+
 /// Drives the segment-level Fabric, or (with segment_size 0) the FlowFabric.
 class FabricProbe : public models::TransferCompletion {
  public:

@@ -5,10 +5,11 @@
 
 using namespace fabsim;
 
+using testing::kIdealLinkLatency;
+
 namespace {
-constexpr double kBandwidth = 100e9;            // ideal_catalogue(): 100 GB/s, efficiency 1
-constexpr core::TimePs kLinkLatency = 100'000;  // 100 ns
-core::TimePs serialise(core::Bytes b) { return static_cast<core::TimePs>(b / kBandwidth * 1e12); }
+/// Serialisation on an ideal link in whole picoseconds, as the link model rounds it.
+core::TimePs serialise_whole_ps(core::Bytes b) { return static_cast<core::TimePs>(testing::ideal_serialise_ps(b)); }
 }  // namespace
 
 TEST_CASE("one segment over one link takes latency + bytes / bandwidth", "[model][link]") {
@@ -17,7 +18,7 @@ TEST_CASE("one segment over one link takes latency + bytes / bandwidth", "[model
   const core::Bytes bytes = 500'000;
   probe.send_at(0, 1, 0, 1, bytes);
   probe.run();
-  CHECK(probe.done(1) == kLinkLatency + serialise(bytes));
+  CHECK(probe.done(1) == kIdealLinkLatency + serialise_whole_ps(bytes));
 }
 
 TEST_CASE("a transfer cut into segments still takes latency + bytes / bandwidth (back to back)", "[model][link]") {
@@ -26,7 +27,7 @@ TEST_CASE("a transfer cut into segments still takes latency + bytes / bandwidth 
   const core::Bytes bytes = 4 * 1000 * 1000;
   probe.send_at(2'000'000, 7, 1, 0, bytes);
   probe.run();
-  CHECK(static_cast<double>(probe.done(7)) == Approx(2'000'000 + kLinkLatency + serialise(bytes)).epsilon(1e-9));
+  CHECK(static_cast<double>(probe.done(7)) == Approx(2'000'000 + kIdealLinkLatency + serialise_whole_ps(bytes)).epsilon(1e-9));
 }
 
 TEST_CASE("two transfers on one link share it round robin and finish together", "[model][link]") {
@@ -36,11 +37,11 @@ TEST_CASE("two transfers on one link share it round robin and finish together", 
   probe.send_at(0, 1, 0, 1, bytes);
   probe.send_at(0, 2, 0, 1, bytes);
   probe.run();
-  const double both = static_cast<double>(kLinkLatency + serialise(2 * bytes));
+  const double both = static_cast<double>(kIdealLinkLatency + serialise_whole_ps(2 * bytes));
   CHECK(static_cast<double>(probe.done(2)) == Approx(both).epsilon(1e-6));
   // Interleaved segment by segment, the first ends at most two segments before the second
   // (it took the idle link first), not a whole transfer before it.
-  CHECK(probe.done(2) - probe.done(1) <= 2 * serialise(16 * 1024));
+  CHECK(probe.done(2) - probe.done(1) <= 2 * serialise_whole_ps(16 * 1024));
 }
 
 TEST_CASE("link usage counts the bytes and busy time of each direction", "[model][link]") {
@@ -52,6 +53,6 @@ TEST_CASE("link usage counts the bytes and busy time of each direction", "[model
   REQUIRE(usage.size() == 2);
   CHECK(usage[0].name == "gpu0->gpu1");
   CHECK(usage[0].bytes == 1'000'000);
-  CHECK(usage[0].busy == serialise(1'000'000));
+  CHECK(usage[0].busy == serialise_whole_ps(1'000'000));
   CHECK(usage[1].bytes == 0);
 }

@@ -5,12 +5,9 @@
 
 using namespace fabsim;
 
-namespace {
-constexpr double kBandwidth = 100e9;
-constexpr core::TimePs kLinkLatency = 100'000;  // per link
-constexpr core::TimePs kTraversal = 50'000;     // switch
-double serialise(core::Bytes b) { return b / kBandwidth * 1e12; }
-}  // namespace
+using testing::ideal_serialise_ps;
+using testing::kIdealLinkLatency;  // per link
+using testing::kIdealTraversal;    // per switch
 
 TEST_CASE("through a switch, cut-through adds latencies but serialises once", "[model][switch]") {
   const auto spec = topo::load_topology(testing::star_topology("switch_one", 3));
@@ -18,7 +15,7 @@ TEST_CASE("through a switch, cut-through adds latencies but serialises once", "[
   const core::Bytes bytes = 2'000'000;
   probe.send_at(0, 1, 0, 2, bytes);
   probe.run();
-  CHECK(static_cast<double>(probe.done(1)) == Approx(2 * kLinkLatency + kTraversal + serialise(bytes)).epsilon(1e-6));
+  CHECK(static_cast<double>(probe.done(1)) == Approx(2 * kIdealLinkLatency + kIdealTraversal + ideal_serialise_ps(bytes)).epsilon(1e-6));
 }
 
 TEST_CASE("two senders into one switch output share it", "[model][switch]") {
@@ -28,11 +25,11 @@ TEST_CASE("two senders into one switch output share it", "[model][switch]") {
   probe.send_at(0, 1, 0, 2, bytes);
   probe.send_at(0, 2, 1, 2, bytes);
   probe.run();
-  const double shared = 2 * kLinkLatency + kTraversal + serialise(2 * bytes);
+  const double shared = 2 * kIdealLinkLatency + kIdealTraversal + ideal_serialise_ps(2 * bytes);
   // Each gets half the output: both finish within one segment of 2S/B.
   for (std::uint64_t id : {1, 2}) {
     CHECK(static_cast<double>(probe.done(id)) <= shared + 1);
-    CHECK(static_cast<double>(probe.done(id)) >= shared - serialise(16 * 1024) - 1);
+    CHECK(static_cast<double>(probe.done(id)) >= shared - ideal_serialise_ps(16 * 1024) - 1);
   }
 }
 
@@ -43,7 +40,7 @@ TEST_CASE("finite switch buffers back-pressure the senders through credits", "[m
   probe.send_at(0, 1, 0, 2, bytes);
   probe.send_at(0, 2, 1, 2, bytes);
   probe.run();
-  const double shared = 2 * kLinkLatency + kTraversal + serialise(2 * bytes);
+  const double shared = 2 * kIdealLinkLatency + kIdealTraversal + ideal_serialise_ps(2 * bytes);
   const auto usage = probe.fabric().link_usage(probe.done(2));
   for (const auto& link : usage) {
     if (link.name == "gpu0->sw" || link.name == "gpu1->sw") {

@@ -10,11 +10,9 @@
 using namespace fabsim;
 using traces::CollectiveOp;
 
+using testing::h100;
+
 namespace {
-const topo::GpuModel& h100() {
-  static const auto catalogue = topo::load_hardware_catalogue(testing::source_path("configs/hardware/catalogue.json"));
-  return catalogue.gpus.at("h100-sxm");
-}
 std::map<std::pair<int, int>, core::Bytes> bytes_by_pair(const traces::CollectivePlan& plan) {
   std::map<std::pair<int, int>, core::Bytes> out;
   for (const auto& t : plan.transfers) out[{t.source, t.destination}] += t.payload;

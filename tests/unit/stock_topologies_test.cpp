@@ -23,9 +23,9 @@ Loaded load(const std::string& file) {
   return l;
 }
 
-constexpr double kGB = 1e9;
-
 }  // namespace
+
+using fabsim::testing::kGB;
 
 TEST_CASE("hgx-h200: the H100 baseboard with H200 GPUs", "[topology][stock]") {
   const auto [spec, s] = load("hgx-h200.json");

@@ -13,9 +13,9 @@
 
 using namespace fabsim;
 
-namespace {
+using fabsim::testing::kGB;
 
-constexpr double kGB = 1e9;
+namespace {
 
 std::string cluster(int nodes, const std::string& network, int gpus = 8, int nics = 8) {
   return R"({"format": "fabsim-topology/1", "name": "gen", "hardware": ")" + testing::source_path("configs/hardware/catalogue.json") +

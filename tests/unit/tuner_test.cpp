@@ -8,12 +8,7 @@ using namespace fabsim;
 using topo::Protocol;
 using traces::CollectiveOp;
 
-namespace {
-const topo::GpuModel& h100() {
-  static const auto catalogue = topo::load_hardware_catalogue(testing::source_path("configs/hardware/catalogue.json"));
-  return catalogue.gpus.at("h100-sxm");
-}
-}  // namespace
+using testing::h100;
 
 TEST_CASE("NCCL's model on 8 H100: LL for small, LL128 in the middle, Simple for large all-reduces", "[tuner]") {
   auto choose = [](core::Bytes b) { return traces::choose_ring(h100(), {CollectiveOp::kAllReduce, 8, b, {}, {}, {}, false}); };

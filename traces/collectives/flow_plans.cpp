@@ -7,9 +7,7 @@
 
 namespace fabsim::traces {
 
-namespace {
-core::Bytes div_up(core::Bytes a, core::Bytes b) { return (a + b - 1) / b; }
-}  // namespace
+using core::div_up;
 
 CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolParams& p, bool merge_channels) {
   auto plan = CollectivePlan::empty("Ring", topo::protocol_name(request.protocol), request.ranks, request.channels,

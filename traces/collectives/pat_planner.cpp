@@ -27,9 +27,7 @@ std::vector<PatStep> pat_all_gather_steps(int ranks) {
   return steps;
 }
 
-namespace {
-core::Bytes div_up(core::Bytes a, core::Bytes b) { return (a + b - 1) / b; }
-}  // namespace
+using core::div_up;
 
 CollectivePlan plan_pat(const RingRequest& request, const topo::ProtocolParams& p) {
   const bool gather = request.op == CollectiveOp::kAllGather;

@@ -26,7 +26,7 @@ std::vector<core::Bytes> CollectivePlan::bytes_sent_by_rank() const {
 namespace {
 
 core::Bytes round_up(core::Bytes v, core::Bytes grain) { return (v + grain - 1) / grain * grain; }
-core::Bytes div_up(core::Bytes a, core::Bytes b) { return (a + b - 1) / b; }
+using core::div_up;
 
 /// One loop of a channel: the size of each of its chunks (n for all-reduce,
 /// one per step otherwise) and the slice size they are cut into.
