@@ -166,15 +166,18 @@ void FlowFabric::finish_transfer(std::uint64_t transfer) {
     return;
   }
   // A ring's chunks each travel the whole ring: its step latencies add up
-  // along the mean hop, not the slowest one, while its data waits for the slowest.
+  // along the mean hop (path and synchronisation, as NCCL's model sums intra-
+  // and inter-node step latencies), while its data waits for the slowest.
   auto& lockstep = lockstep_[group];
   if (lockstep.members.empty()) lockstep.paced = p;
   lockstep.members.push_back(transfer);
   lockstep.paced.start = std::max(lockstep.paced.start, p.start);
   lockstep.paced.data_end = std::max(lockstep.paced.data_end, p.data_end);
   lockstep.path_latency_sum += static_cast<double>(p.path_latency);
+  lockstep.step_sync_sum += static_cast<double>(p.step_sync);
   if (static_cast<int>(lockstep.members.size()) < group_size) return;
   lockstep.paced.path_latency = static_cast<TimePs>(lockstep.path_latency_sum / group_size);
+  lockstep.paced.step_sync = static_cast<TimePs>(lockstep.step_sync_sum / group_size);
   const TimePs all_at = std::max(core::now_ps(), completion_time(lockstep.paced));
   for (auto member : lockstep.members)
     timers_.schedule(all_at, [this, member, all_at] { completion_->on_transfer_complete(member, all_at); });

@@ -80,6 +80,7 @@ class FlowFabric : public FabricBackend {
     std::vector<std::uint64_t> members;  ///< transfers done, waiting for the rest
     Pending paced;                       ///< the group as one transfer: latest data end, mean path latency
     double path_latency_sum = 0;
+    double step_sync_sum = 0;  ///< a ring crossing nodes has network steps among its NVLink ones
   };
   /// When a transfer is done: each pipelined step takes the longer of its
   /// latency and its share of the data time, and the last step's shorter part

@@ -187,6 +187,7 @@ ProtocolParams read_protocol(JsonObject& o, std::vector<ParamSource>& sources) {
   ParamReader p(o, sources);
   m.payload_efficiency = p.number("payload_efficiency").value_or(1.0);
   m.step_latency = to_ps(p.quantity("step_latency", QuantityKind::kTime));
+  if (o.has("net_step_latency")) m.net_step_latency = to_ps(p.quantity("net_step_latency", QuantityKind::kTime));
   m.slot_bytes = static_cast<Bytes>(p.positive_bytes("slot_bytes").value_or(1));
   m.slots = static_cast<int>(p.integer("slots", 1, 1024).value_or(8));
   m.chunk_slots = static_cast<int>(p.integer("chunk_slots", 1, 1024).value_or(1));
@@ -277,6 +278,7 @@ NicModel read_nic(const std::string& name, JsonObject& o) {
   m.network_ports = static_cast<int>(p.integer("network_ports").value_or(1));
   m.pcie_ports = static_cast<int>(p.integer("pcie_ports").value_or(1));
   m.message_latency = to_ps(p.quantity("message_latency", QuantityKind::kTime));
+  if (o.has("net_latency")) m.net_latency = to_ps(p.quantity("net_latency", QuantityKind::kTime));
   m.input_buffer = static_cast<Bytes>(p.positive_bytes("input_buffer").value_or(1));
   o.reject_unknown_keys();
   return m;

@@ -71,6 +71,10 @@ struct NicModel {
   int network_ports = 1;
   int pcie_ports = 1;
   TimePs message_latency = 0;  ///< doorbell to first byte on the wire (and the mirror on receipt)
+  /// The latency NCCL's network plugin reports for this NIC (ncclNetProperties_t
+  /// latency, NCCL's graph latencyInter): added to every network step (twice
+  /// with Simple, for the GPUDirect flush). 0 for NCCL's own IB/RoCE plugin.
+  TimePs net_latency = 0;
   Bytes input_buffer = 0;
   std::vector<ParamSource> sources;
 };
@@ -84,6 +88,9 @@ std::string protocol_name(Protocol p);
 struct ProtocolParams {
   double payload_efficiency = 1.0;  ///< payload bytes / wire bytes
   TimePs step_latency = 0;          ///< flag/fence synchronisation per pipeline step
+  /// Extra per step that crosses a NIC: the proxy thread's post, poll and
+  /// completion beyond the wire the fabric simulates (NCCL's NET hwLat).
+  TimePs net_step_latency = 0;
   Bytes slot_bytes = 0;             ///< payload per FIFO step (NCCL_STEPS slots per connection)
   int slots = 8;                    ///< NCCL_STEPS
   int chunk_slots = 1;              ///< ring chunk = chunk_slots steps

@@ -208,7 +208,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.3%, 36.3% and 71.8%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.5%, 35.3% and 71.8%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -218,9 +218,9 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
                                               {"hgx-h100", "--op reduce_scatter -g 8 -b 8 -e 8G", 0.062},
                                               {"hgx-h100", "--op alltoall -g 8 -b 1K -e 1G", 0.000},
                                               {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.236},
-                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.053},
+                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
-                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.363},
+                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.353},
                                               {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.718}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
@@ -239,11 +239,11 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100", "-g 4", 0.046},
                                             {"hgx-h100", "-g 8", 0.040},
                                             {"hgx-h100", "-g 8 --algo ring", 0.022},
-                                            {"hgx-h100-2node", "-g 16 --algo ring", 0.031},
-                                            {"ib-fat-tree-1024", "-g 32 --algo ring", 0.055},
+                                            {"hgx-h100-2node", "-g 16 --algo ring", 0.056},
+                                            {"ib-fat-tree-1024", "-g 32 --algo ring", 0.053},
                                             // NCCL's default across nodes: Tree and NVLSTree, the known disagreement (README, Models).
-                                            {"hgx-h100-2node", "-g 16", 0.358},
-                                            {"ib-fat-tree-1024", "-g 32", 0.505}}) {
+                                            {"hgx-h100-2node", "-g 16", 0.353},
+                                            {"ib-fat-tree-1024", "-g 32", 0.498}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <tuple>
+
 #include "test_support.hpp"
 
 using fabsim::testing::run_fabsim;
@@ -224,4 +226,26 @@ TEST_CASE("CollNet needs SHARP over the heads' leaves: one node, or a tree deepe
                   "oversubscription": [1, 1]}}})");
   CHECK(run_fabsim("nccl-test --topology " + three_tiers + " --algo collnet -b 1M -e 1M").exit_code == 2);
   CHECK(run_fabsim("nccl-test --topology " + three_tiers + " -g 4 --algo collnet -b 1M -e 1M").exit_code == 0);  // one pod
+}
+
+TEST_CASE("a step between nodes pays NCCL's network step cost on top of the wire: 0.85 us for LL, 12.15 us for Simple", "[multinode]") {
+  // Two one-GPU nodes: every step of the ring crosses the NICs. The same run
+  // with the network step cost zeroed (a calibration profile) isolates it.
+  const auto topology = one_gpu_nodes(2);
+  const json zero = {{"format", "fabsim-calibration/1"},
+                     {"catalogue_patch",
+                      {{"gpus",
+                        {{"h100-sxm",
+                          {{"protocols",
+                            {{"ll", {{"net_step_latency", {{"value", "0 us"}, {"source", "test: no network step cost"}}}}},
+                             {"simple", {{"net_step_latency", {{"value", "0 us"}, {"source", "test: no network step cost"}}}}}}}}}}}}}};
+  const auto profile = fabsim::testing::write_temp("no-net-step.json", zero.dump());
+  for (const auto& [proto, steps, per_step_us] : {std::tuple{"LL", 2, 0.85}, std::tuple{"Simple", 2, 12.15}}) {
+    const std::string args = std::string("--op all_reduce --algo ring --proto ") + proto + " -b 64 -e 64";
+    const double with = nccl_test(topology, args)["rows"][0]["time_us"].get<double>();
+    const double without = nccl_test(topology, args + " --calibration " + profile)["rows"][0]["time_us"].get<double>();
+    INFO(proto << ": " << with << " us with the network step cost, " << without << " us without");
+    // A 2-rank ring all-reduce is 2(n-1) = 2 steps, each across the network.
+    CHECK(with - without == Approx(steps * per_step_us).margin(0.01));
+  }
 }

@@ -28,6 +28,9 @@ CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabr
         (spec.devices[l.a].kind == topo::DeviceKind::kNic || spec.devices[l.b].kind == topo::DeviceKind::kNic))
       network += l.raw_bandwidth().gbytes_per_second();
   network_per_gpu_gbps_ = spec.gpus.empty() ? 0.0 : network / static_cast<double>(spec.gpus.size());
+  // The network plugin's reported latency: one NIC model per fabric in practice; the largest if several.
+  for (const auto& d : spec.devices)
+    if (d.kind == topo::DeviceKind::kNic) plugin_latency_ = std::max(plugin_latency_, spec.catalogue.nics.at(d.model).net_latency);
 }
 
 bool CollectivePlanner::sharp_available(const std::vector<int>& gpus, const std::vector<int>& domains, const std::vector<int>& rails) {
@@ -56,9 +59,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const bool flow_level = fabric_.flow_level();
   const bool point_to_point = call.flows || call.op == CollectiveOp::kSendRecv || call.op == CollectiveOp::kAllToAll ||
                               call.op == CollectiveOp::kGather || call.op == CollectiveOp::kScatter;
+  // The protocol whose network step the plan's NIC crossings pay.
+  topo::Protocol net_protocol = topo::Protocol::kSimple;
   if (point_to_point) {
     plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu) : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu);
-    params.step_latency = gpu.protocols.at(*parse_protocol(plan.protocol)).step_latency;
+    net_protocol = *parse_protocol(plan.protocol);
+    params.step_latency = gpu.protocols.at(net_protocol).step_latency;
   } else {
     const bool nvls_switch = nvls_available(call.gpus);
     const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_switch;
@@ -136,6 +142,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
           plan.payload_efficiency *= gpu.ring_gather_scatter_efficiency;
       }
       params.step_latency = protocol.step_latency;
+      net_protocol = choice.protocol;
       params.channel_cap = protocol.channel_cap;
     }
   }
@@ -144,6 +151,14 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   // no per-step reduction term); where the switch reduces (NVLS) no GPU does.
   if (std::any_of(plan.transfers.begin(), plan.transfers.end(), [](const PlannedTransfer& t) { return t.reduced_on_receipt; }))
     out.launch_overhead += gpu.reduce_overhead;
+  // NCCL's model: a network step costs NET hwLat plus the plugin's latency,
+  // counted twice with Simple for the GPUDirect flush (tuning.cc).
+  params.net_step_latency =
+      gpu.protocols.at(net_protocol).net_step_latency + plugin_latency_ * (net_protocol == topo::Protocol::kSimple ? 2 : 1);
+  // PAT keeps several of its log2(n) network steps in flight: NCCL's model
+  // charges each a 3.5th of the network latency (tuning.cc, nccl-model.md §4).
+  if (plan.algorithm == "PAT") params.net_step_latency = static_cast<core::TimePs>(static_cast<double>(params.net_step_latency) / 3.5);
+  params.domain_of_gpu = &domain_of_gpu_;
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
   params.flow_level = plan.aggregated;
   if (!point_to_point) params.drift = gpu.channel_drift;

@@ -55,6 +55,7 @@ class CollectivePlanner {
   std::vector<int> domain_of_gpu_, rail_of_gpu_;
   std::map<std::vector<int>, bool> nvls_cache_;
   double network_per_gpu_gbps_ = 0;  // NIC line rate per GPU
+  core::TimePs plugin_latency_ = 0;  // NicModel::net_latency of the fabric's NICs
 };
 
 }  // namespace fabsim::traces

@@ -11,6 +11,13 @@
 
 namespace fabsim::traces {
 
+core::TimePs step_sync(const ExecutionParams& params, int source, int destination) {
+  if (params.domain_of_gpu == nullptr || params.net_step_latency == 0) return params.step_latency;
+  const auto& domain = *params.domain_of_gpu;
+  const auto gpu = [&](int rank) { return static_cast<std::size_t>(params.gpu_of_rank[static_cast<std::size_t>(rank)]); };
+  return params.step_latency + (domain[gpu(source)] != domain[gpu(destination)] ? params.net_step_latency : 0);
+}
+
 PlanExecutor::PlanExecutor(models::Transport& transport, core::TimerQueue& timers, bool observe_transport)
     : transport_(transport), timers_(timers) {
   if (observe_transport) transport_.set_completion(this);
@@ -123,7 +130,7 @@ void PlanExecutor::issue(std::int32_t id) {
       // The fabric paces the aggregated steps itself: their synchronisation
       // overlaps the data step by step.
       request.fill_steps = tr.fill_steps;
-      request.step_sync = params_.step_latency;
+      request.step_sync = step_sync(params_, tr.source, tr.destination);
     }
     transport_.send(request);
     // Through a NIC the SM only fills the local staging slot and posts it;
@@ -157,7 +164,8 @@ void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
   // (A reducing collective's extra cost is a per-call base, charged with the
   // launch: see GpuModel::reduce_overhead.)
   // At flow level the fabric has charged every step's synchronisation already.
-  const core::TimePs posted = at + (params_.flow_level ? 0 : params_.step_latency);
+  const auto& t = plan_.transfers[local];
+  const core::TimePs posted = at + (params_.flow_level ? 0 : step_sync(params_, t.source, t.destination));
   timers_.schedule(posted, [this, local] {
     if (!state_[local].proxied)
       for (auto next : waits_on_sent_[local]) satisfy(next);

@@ -27,6 +27,13 @@ struct ExecutionParams {
   /// Channel drift (topo::ChannelDrift): the plan ends this much after its
   /// last transfer, for every rank. Set by the planner for collectives.
   topo::ChannelDrift drift;
+  /// A step between GPUs of different NVLink domains (through the NICs) is
+  /// usable this much later than one inside a domain: the proxy's per-step
+  /// cost and the network plugin's latency (GpuModel protocol net_step_latency,
+  /// NicModel::net_latency). `domain_of_gpu` (global GPU index -> NVLink
+  /// domain) must outlive the run; none: no step is a network step.
+  core::TimePs net_step_latency = 0;
+  const std::vector<int>* domain_of_gpu = nullptr;
 };
 
 /// Completion times of one collective, per rank, relative to its start.
@@ -34,6 +41,10 @@ struct ExecutionResult {
   std::vector<core::TimePs> rank_finish;  ///< when each rank's last step completed
   std::uint64_t transfers = 0;
 };
+
+/// The synchronisation a step from `source` to `destination` rank costs: the
+/// protocol's step latency, plus the network step's extra between NVLink domains.
+core::TimePs step_sync(const ExecutionParams& params, int source, int destination);
 
 class PlanExecutor : public models::TransferCompletion {
  public:
