@@ -61,6 +61,9 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
                               call.op == CollectiveOp::kGather || call.op == CollectiveOp::kScatter;
   // The protocol whose network step the plan's NIC crossings pay.
   topo::Protocol net_protocol = topo::Protocol::kSimple;
+  // PAT keeps several of its log2(n) network steps in flight: NCCL's model
+  // charges each a 3.5th of the network latency (tuning.cc, nccl-model.md §4).
+  double net_step_share = 1.0;
   if (point_to_point) {
     plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu) : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu);
     net_protocol = *parse_protocol(plan.protocol);
@@ -127,6 +130,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
                                   "PAT runs across nodes at one GPU per node (NCCL enables it only there)");
         const RingRequest pat{call.op, ranks, call.bytes, choice.channels, choice.protocol, call.element_size};
         plan = plan_pat(pat, protocol);
+        net_step_share = 1.0 / 3.5;
       } else if (call.op == CollectiveOp::kBroadcast || call.op == CollectiveOp::kReduce) {
         plan = plan_chain(chain, protocol);
       } else {
@@ -149,15 +153,15 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   // A collective whose GPUs reduce what they receive pays the reduction's base
   // latency once (NCCL's model has per-call bases and per-step hop latencies,
   // no per-step reduction term); where the switch reduces (NVLS) no GPU does.
-  if (std::any_of(plan.transfers.begin(), plan.transfers.end(), [](const PlannedTransfer& t) { return t.reduced_on_receipt; }))
+  // (Point-to-point plans never reduce: no scan of an all-to-all's pairs.)
+  if (!point_to_point &&
+      std::any_of(plan.transfers.begin(), plan.transfers.end(), [](const PlannedTransfer& t) { return t.reduced_on_receipt; }))
     out.launch_overhead += gpu.reduce_overhead;
   // NCCL's model: a network step costs NET hwLat plus the plugin's latency,
   // counted twice with Simple for the GPUDirect flush (tuning.cc).
-  params.net_step_latency =
+  const core::TimePs net_step =
       gpu.protocols.at(net_protocol).net_step_latency + plugin_latency_ * (net_protocol == topo::Protocol::kSimple ? 2 : 1);
-  // PAT keeps several of its log2(n) network steps in flight: NCCL's model
-  // charges each a 3.5th of the network latency (tuning.cc, nccl-model.md §4).
-  if (plan.algorithm == "PAT") params.net_step_latency = static_cast<core::TimePs>(static_cast<double>(params.net_step_latency) / 3.5);
+  params.net_step_latency = static_cast<core::TimePs>(static_cast<double>(net_step) * net_step_share);
   params.domain_of_gpu = &domain_of_gpu_;
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
   params.flow_level = plan.aggregated;
