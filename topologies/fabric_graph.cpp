@@ -410,6 +410,11 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
   const auto& field_cost = slots_[active_].cost;
   const auto& field_hops = slots_[active_].hops;
   const auto& relays = slots_[active_].relay;
+  // A field searched without third hosts (its usual kind) has no route that
+  // enters another host's NIC from the network: skip those ports before
+  // reading their costs (a leaf's dozens of NICs, each a cache miss).
+  const bool skip_other_hosts = !slots_[active_].all_hosts;
+  const int dst_host = host_[static_cast<std::size_t>(dst_dev)];
   // Depth-first down the cost field: branch where the hardware sprays, pick
   // one next hop by hash where ECMP hashes flows. Each step's candidate ports
   // go on one shared stack (indexes, not a vector per step): a million-pair
@@ -435,6 +440,9 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       const Edge& edge = edges_[e];
       if (dead_[static_cast<std::size_t>(edge.link)]) continue;
       const int w = edge.to;
+      if (skip_other_hosts && (device_class_[static_cast<std::size_t>(w)] & kIsNic) != 0 && is_network(edge.kind) &&
+          host_[static_cast<std::size_t>(w)] != dst_host)
+        continue;
       const bool relay = w != dst_dev && (device_class_[static_cast<std::size_t>(w)] & kForwards) == 0;  // a PXN relay: entered over NVLink
       if (relay && (!relays[w] || edge.kind != LinkKind::kNvlink)) continue;
       if (field_cost[w] == kUnreached) continue;

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <unordered_map>
 
 #include "sim/core/error.hpp"
@@ -15,16 +14,17 @@
 namespace fabsim::topo {
 
 FlowFabric::FlowFabric(const TopologySpec& spec, double completion_window, const char* timer_name)
-    : spec_(spec), graph_(spec), timers_(timer_name), completion_window_(completion_window) {
+    : spec_(spec),
+      graph_(spec),
+      timers_(timer_name),
+      completion_window_(completion_window),
+      filling_(spec.links.size() * 2) {
   capacity_.resize(spec.links.size() * 2);
   for (std::size_t l = 0; l < spec.links.size(); ++l)
     capacity_[2 * l] = capacity_[2 * l + 1] = spec.links[l].effective_bandwidth().bytes_per_second;
   bytes_.assign(capacity_.size(), 0.0);
-  left_.assign(capacity_.size(), 0.0);
-  count_.assign(capacity_.size(), 0);
-  weight_.assign(capacity_.size(), 0.0);
-  members_begin_.assign(capacity_.size(), 0);
-  members_end_.assign(capacity_.size(), 0);
+  forwarding_.reserve(spec.devices.size());
+  for (std::size_t d = 0; d < spec.devices.size(); ++d) forwarding_.push_back(forwarding_latency(spec, static_cast<int>(d)));
   timed_fault_.resize(spec.links.size());
 }
 
@@ -32,7 +32,7 @@ TimePs FlowFabric::path_latency(const std::vector<LinkDirectionRef>& hops, int f
   TimePs latency = 0;
   int at = first_device;
   for (std::size_t h = 0; h < hops.size(); ++h) {
-    if (h > 0) latency += forwarding_latency(spec_, at);
+    if (h > 0) latency += forwarding_[static_cast<std::size_t>(at)];
     latency += spec_.links[hops[h].link].latency;
     at = graph_.neighbour(at, hops[h]);
   }
@@ -43,6 +43,7 @@ void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectio
                           double cap, TimePs extra_latency, double weight) {
   Flow f;
   f.transfer = transfer;
+  f.total = bytes;
   f.remaining = bytes;
   f.cap = cap;
   f.weight = weight;
@@ -50,7 +51,7 @@ void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectio
   f.start = core::now_ps();
   int at = first_device;
   for (std::size_t h = 0; h < hops.size(); ++h) {
-    if (h > 0) f.latency += forwarding_latency(spec_, at);
+    if (h > 0) f.latency += forwarding_[static_cast<std::size_t>(at)];
     f.latency += spec_.links[hops[h].link].latency;
     f.links.push_back(hops[h].id());
     at = graph_.neighbour(at, hops[h]);
@@ -58,6 +59,7 @@ void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectio
   flows_.push_back(std::move(f));
   ++pending_[transfer].flows;
   ++flows_started_;
+  filling_.invalidate();
 }
 
 void FlowFabric::send(const models::TransferRequest& request) {
@@ -99,7 +101,7 @@ void FlowFabric::send(const models::TransferRequest& request) {
     const auto member = static_cast<std::size_t>(std::find(group.begin(), group.end(), endpoint) - group.begin());
     for (const auto& plane : planes) {
       const double share = wire * plane.weight.bytes_per_second / total;
-      const TimePs traversal = forwarding_latency(spec_, plane.switch_device);
+      const TimePs traversal = forwarding_[static_cast<std::size_t>(plane.switch_device)];
       // Reduce: every member sends its copy up, the switch sends the sum down
       // to the endpoint (all-reduce: to every member). Multicast: the endpoint
       // sends up, the switch copies down. Down flows carry the up path's
@@ -110,12 +112,12 @@ void FlowFabric::send(const models::TransferRequest& request) {
         // the members. Every down flow carries the deepest way up.
         const auto& tree = plane.tree;
         auto edge_latency = [&](std::size_t s) {
-          return s == 0 ? TimePs{0} : forwarding_latency(spec_, tree[s].device) + spec_.links[tree[s].up.front().link].latency;
+          return s == 0 ? TimePs{0} : forwarding_[static_cast<std::size_t>(tree[s].device)] + spec_.links[tree[s].up.front().link].latency;
         };
         TimePs deepest = 0;
         for (std::size_t m = 0; m < group.size(); ++m) {
           const auto at = static_cast<std::size_t>(plane.attach[m]);
-          add_flow(request.id, plane.up[m], spec_.gpus[group[m]], share, 0, forwarding_latency(spec_, tree[at].device));
+          add_flow(request.id, plane.up[m], spec_.gpus[group[m]], share, 0, forwarding_[static_cast<std::size_t>(tree[at].device)]);
           deepest = std::max(deepest, path_latency(plane.up[m], spec_.gpus[group[m]]) + edge_latency(at));
         }
         for (std::size_t s = 1; s < tree.size(); ++s) {
@@ -141,6 +143,7 @@ void FlowFabric::send(const models::TransferRequest& request) {
   }
   auto& p = pending_.at(request.id);
   for (std::size_t i = first_flow; i < flows_.size(); ++i) p.path_latency = std::max(p.path_latency, flows_[i].latency);
+  if (p.flows == 0) flowless_.push_back(request.id);
   request_update();
 }
 
@@ -162,7 +165,9 @@ void FlowFabric::finish_transfer(std::uint64_t transfer) {
   const TimePs at = std::max(core::now_ps(), completion_time(p));
   if (completion_ == nullptr) throw core::SimulationError("a transfer completed with no executor listening");
   if (group == 0) {
-    timers_.schedule(at, [this, transfer, at] { completion_->on_transfer_complete(transfer, at); });
+    // Fires at `at`: the callback reads the time rather than capture it, and
+    // stays small enough for std::function to keep without an allocation.
+    timers_.schedule(at, [this, transfer] { completion_->on_transfer_complete(transfer, core::now_ps()); });
     return;
   }
   // A ring's chunks each travel the whole ring: its step latencies add up
@@ -180,7 +185,7 @@ void FlowFabric::finish_transfer(std::uint64_t transfer) {
   lockstep.paced.step_sync = static_cast<TimePs>(lockstep.step_sync_sum / group_size);
   const TimePs all_at = std::max(core::now_ps(), completion_time(lockstep.paced));
   for (auto member : lockstep.members)
-    timers_.schedule(all_at, [this, member, all_at] { completion_->on_transfer_complete(member, all_at); });
+    timers_.schedule(all_at, [this, member] { completion_->on_transfer_complete(member, core::now_ps()); });
   lockstep_.erase(group);
 }
 
@@ -197,11 +202,15 @@ TimePs FlowFabric::completion_time(const Pending& p) {
 void FlowFabric::book_progress(TimePs now) {
   const double dt = static_cast<double>(now - last_update_) / 1e12;
   last_update_ = now;
-  for (auto& f : flows_) {
-    const double moved = std::min(f.remaining, f.rate * dt);
-    f.remaining -= moved;
-    for (int l : f.links) bytes_[l] += moved;
-  }
+  if (dt > 0)
+    for (auto& f : flows_) f.remaining -= std::min(f.remaining, f.rate * dt);
+}
+
+void FlowFabric::book_moved(const Flow& f) {
+  // A link's bytes are booked when a flow leaves it, not at every update: an
+  // update then costs a pass over the flows, not over every flow's links.
+  const double moved = f.total - f.remaining;
+  for (int l : f.links) bytes_[static_cast<std::size_t>(l)] += moved;
 }
 
 void FlowFabric::schedule_faults(const std::vector<ResolvedFault>& timed, FaultTiming timing) {
@@ -212,6 +221,7 @@ void FlowFabric::schedule_faults(const std::vector<ResolvedFault>& timed, FaultT
 void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
   const TimePs now = core::now_ps();
   book_progress(now);
+  filling_.invalidate();  // capacities change, flows move
   FaultEvent event;
   event.fault = fault.spec.text;
   event.at = now;
@@ -237,6 +247,7 @@ void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
     auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) { return !on_dead(f); });
     cut_off.assign(std::make_move_iterator(keep), std::make_move_iterator(flows_.end()));
     flows_.erase(keep, flows_.end());
+    for (const auto& f : cut_off) book_moved(f);
     std::vector<std::uint64_t> transfers;
     for (const auto& f : cut_off) {
       if (f.source < 0)
@@ -287,6 +298,7 @@ void FlowFabric::strike(const ResolvedFault& fault, FaultTiming timing) {
     auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) { return f.source < 0 || !slot.contains(f.transfer); });
     std::vector<Flow> merged;
     for (auto it = keep; it != flows_.end(); ++it) {
+      book_moved(*it);
       auto& index = slot.at(it->transfer);
       if (merged.empty() || merged[index].transfer != it->transfer) {
         index = merged.size();
@@ -363,36 +375,40 @@ void FlowFabric::resend(std::vector<Flow> flows) {
 void FlowFabric::update() {
   ++rate_updates_;
   const TimePs now = core::now_ps();
-  book_progress(now);
-  // Flows within a nanosecond of their end, or within the completion window
-  // of it, finish now at their projected end: one update for a wave of flows
-  // that end together, not one each.
+  const double dt = static_cast<double>(now - last_update_) / 1e12;
+  last_update_ = now;
+  // One pass books what each flow moved since the last update and takes out
+  // the flows within a nanosecond of their end, or within the completion
+  // window of it: they finish now at their projected end, one update for a
+  // wave of flows that end together, not one each. The flows that stay move
+  // up in place (start order kept): no partition buffer the size of an
+  // all-to-all's million flows at every update.
   std::vector<std::uint64_t> done;
-  auto keep = std::stable_partition(flows_.begin(), flows_.end(), [&](const Flow& f) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    auto& f = flows_[i];
+    if (dt > 0) f.remaining -= std::min(f.remaining, f.rate * dt);
     const double window_s = std::max(1e-9, completion_window_ * static_cast<double>(now - f.start) / 1e12);
-    return !(f.remaining <= 1e-6 || f.remaining <= f.rate * window_s);
-  });
-  for (auto it = keep; it != flows_.end(); ++it) {
-    for (int l : it->links) bytes_[l] += it->remaining;
-    auto& p = pending_.at(it->transfer);
-    const bool at_end = it->remaining <= 1e-6 || it->remaining <= it->rate * 1e-9;
-    const TimePs end = at_end ? now : now + static_cast<TimePs>(std::llround(it->remaining / it->rate * 1e12));
-    p.data_end = std::max(p.data_end, end);
-    if (--p.flows == 0) done.push_back(it->transfer);
-  }
-  flows_.erase(keep, flows_.end());
-  for (auto id : done) finish_transfer(id);
-  // Transfers whose every flow was empty complete after their latency too.
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    if (it->second.flows == 0) {
-      const std::uint64_t id = it->first;
-      ++it;
-      finish_transfer(id);
-    } else {
-      ++it;
+    if (!(f.remaining <= 1e-6 || f.remaining <= f.rate * window_s)) {
+      if (kept != i) flows_[kept] = std::move(f);
+      ++kept;
+      continue;
     }
+    auto& p = pending_.at(f.transfer);
+    const bool at_end = f.remaining <= 1e-6 || f.remaining <= f.rate * 1e-9;
+    const TimePs end = at_end ? now : now + static_cast<TimePs>(std::llround(f.remaining / f.rate * 1e12));
+    p.data_end = std::max(p.data_end, end);
+    f.remaining = 0;
+    book_moved(f);
+    filling_.flow_left(f);
+    if (--p.flows == 0) done.push_back(f.transfer);
   }
-  assign_rates();
+  flows_.resize(kept);
+  for (auto id : done) finish_transfer(id);
+  // Transfers sent with no flow complete after their latency too.
+  for (auto id : flowless_) finish_transfer(id);
+  flowless_.clear();
+  filling_.solve(flows_, capacity_);
   double next = std::numeric_limits<double>::infinity();
   for (const auto& f : flows_)
     if (f.rate > 0) next = std::min(next, f.remaining / f.rate);
@@ -407,97 +423,15 @@ void FlowFabric::update() {
   });
 }
 
-void FlowFabric::assign_rates() {
-  // Weighted progressive filling: repeatedly take the link (or capped flow)
-  // with the smallest fair share per unit of weight, fix its flows at that
-  // level times their weight, and take their rate off every other link they
-  // cross. A flow standing for k channels gets what k flows would.
-  // The flows' links and weights are first copied into flat arrays, and each
-  // link's flows listed by counting (flows in start order): an all-to-all's
-  // filling then walks contiguous memory, not a record and a vector per flow.
-  const std::size_t n = flows_.size();
-  std::vector<int> touched;
-  flow_begin_.resize(n + 1);
-  flow_links_.clear();
-  flow_weight_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    flow_begin_[i] = flow_links_.size();
-    flow_weight_[i] = flows_[i].weight;
-    for (int l : flows_[i].links) {
-      if (count_[l] == 0) {
-        touched.push_back(l);
-        left_[l] = capacity_[l];
-        weight_[l] = 0;
-      }
-      ++count_[l];
-      weight_[l] += flows_[i].weight;
-      flow_links_.push_back(l);
-    }
-  }
-  flow_begin_[n] = flow_links_.size();
-  std::size_t offset = 0;
-  for (int l : touched) {
-    members_begin_[l] = offset;
-    members_end_[l] = offset;
-    offset += static_cast<std::size_t>(count_[l]);
-  }
-  link_members_.resize(offset);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = flow_begin_[i]; k < flow_begin_[i + 1]; ++k) link_members_[members_end_[flow_links_[k]]++] = static_cast<int>(i);
-  using Entry = std::pair<double, long>;  // level, link id (>= 0) or -1 - flow index
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  for (int l : touched) heap.push({left_[l] / weight_[l], l});
-  for (std::size_t i = 0; i < n; ++i)
-    if (flows_[i].cap > 0) heap.push({flows_[i].cap / flows_[i].weight, -1 - static_cast<long>(i)});
-  std::vector<char> fixed(n, 0);
-  std::vector<double> rate(n, 0.0);
-  auto fix = [&](std::size_t i, double level) {
-    fixed[i] = 1;
-    const double r = level * flow_weight_[i];
-    rate[i] = r;
-    for (std::size_t k = flow_begin_[i]; k < flow_begin_[i + 1]; ++k) {
-      const int l = flow_links_[k];
-      left_[l] = std::max(0.0, left_[l] - r);
-      weight_[l] -= flow_weight_[i];
-      --count_[l];
-    }
-  };
-  // Fixing flows at a level no higher than a link's share never lowers that
-  // share: a link's entry is at most its share, so a popped entry below its
-  // link's share is pushed again at the share, and one that equals it is the
-  // smallest share there is. No entry for every link a round of fixing
-  // touches (an all-to-all's round touches thousands).
-  while (!heap.empty()) {
-    const auto [level, id] = heap.top();
-    heap.pop();
-    if (id < 0) {
-      const auto i = static_cast<std::size_t>(-1 - id);
-      if (!fixed[i]) fix(i, level);
-      continue;
-    }
-    if (count_[id] == 0) continue;
-    const double current = left_[id] / std::max(weight_[id], 1e-9);
-    if (current > level * (1 + 1e-12) + 1e-9) {
-      heap.push({current, id});
-      continue;
-    }
-    for (std::size_t k = members_begin_[id]; k < members_end_[id]; ++k) {
-      const auto i = static_cast<std::size_t>(link_members_[k]);
-      if (!fixed[i]) fix(i, current);
-    }
-  }
-  for (int l : touched) count_[l] = 0;
-  for (std::size_t i = 0; i < n; ++i) flows_[i].rate = rate[i];
-}
-
 std::vector<double> FlowFabric::link_bytes() const {
-  // Bytes are booked at rate updates; count what moved since the last one,
-  // so a mid-run sample (the replay timeline) sees long flows progress.
+  // Bytes are booked as flows leave; add what the flows still moving have
+  // moved, up to now, so a mid-run sample (the replay timeline) sees long flows progress.
   std::vector<double> bytes = bytes_;
   const double dt = static_cast<double>(core::now_ps() - last_update_) / 1e12;
-  if (dt > 0)
-    for (const auto& f : flows_)
-      for (int l : f.links) bytes[static_cast<std::size_t>(l)] += std::min(f.remaining, f.rate * dt);
+  for (const auto& f : flows_) {
+    const double moved = f.total - f.remaining + (dt > 0 ? std::min(f.remaining, f.rate * dt) : 0.0);
+    for (int l : f.links) bytes[static_cast<std::size_t>(l)] += moved;
+  }
   return bytes;
 }
 

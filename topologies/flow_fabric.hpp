@@ -15,6 +15,7 @@
 #include "sim/core/timer_queue.hpp"
 #include "topologies/fabric_backend.hpp"
 #include "topologies/faults.hpp"
+#include "topologies/max_min_filling.hpp"
 
 namespace fabsim::topo {
 
@@ -54,15 +55,13 @@ class FlowFabric : public FabricBackend {
   void rethrow_failure() const override { timers_.rethrow_failure(); }
 
  private:
-  struct Flow {
+  /// A flow: its share of the fabric (links, weight, cap, rate) and its progress.
+  struct Flow : FilledFlow {
     std::uint64_t transfer = 0;
     int source = -1, destination = -1;  ///< GPU ranks of a point-to-point flow (-1: part of an in-switch transfer)
     std::uint32_t channel = 0;          ///< its ECMP flow id
-    std::vector<int> links;  ///< link direction ids
+    double total = 0;        ///< wire bytes it set out with
     double remaining = 0;    ///< wire bytes still to move
-    double rate = 0;         ///< bytes per second, from the last filling
-    double cap = 0;          ///< own limit in bytes per second (0: none)
-    double weight = 1;       ///< its share of a link relative to a plain flow (the channels it stands for)
     TimePs latency = 0;      ///< head latency of its path
     TimePs start = 0;        ///< when it joined the fabric
   };
@@ -92,8 +91,10 @@ class FlowFabric : public FabricBackend {
   /// Link latencies along `hops` from `first_device`, with the forwarding of the devices between.
   TimePs path_latency(const std::vector<LinkDirectionRef>& hops, int first_device) const;
   void request_update();
-  /// Books what every flow moved since the last update.
+  /// Takes what every flow moved since the last update off its remaining bytes.
   void book_progress(core::TimePs now);
+  /// Adds what a flow leaving the fabric moved to its links' bytes.
+  void book_moved(const Flow& f);
   void update();
   void strike(const ResolvedFault& fault, FaultTiming timing);
   void resend(std::vector<Flow> flows);
@@ -101,7 +102,6 @@ class FlowFabric : public FabricBackend {
   std::vector<int> nics_on(const std::vector<int>& link_ids, int first_device) const;
   /// The NICs the flow used that its routes from now on do not (a lost RDMA connection).
   std::vector<int> lost_nics(const Flow& f);
-  void assign_rates();
   void finish_transfer(std::uint64_t transfer);
 
   const TopologySpec& spec_;
@@ -109,8 +109,9 @@ class FlowFabric : public FabricBackend {
   core::TimerQueue timers_;
   models::TransferCompletion* completion_ = nullptr;
   std::vector<double> capacity_;  // by link direction id: effective bytes per second
-  std::vector<double> bytes_;     // by link direction id: bytes moved so far
+  std::vector<TimePs> forwarding_;  // by device: forwarding_latency (a catalogue lookup by name, once)
   std::vector<Flow> flows_;       // active flows, in start order
+  std::vector<double> bytes_;     // by link direction id: bytes the flows that left moved over it
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::unordered_map<std::uint64_t, Lockstep> lockstep_;
   double completion_window_;
@@ -121,15 +122,8 @@ class FlowFabric : public FabricBackend {
   std::uint64_t rate_updates_ = 0;
   std::vector<FaultEvent> fault_events_;
   std::vector<std::string> timed_fault_;  // by link: the timed faults that struck it, as written
-  // Scratch for the filling, kept between updates to avoid reallocating.
-  std::vector<double> left_;
-  std::vector<int> count_;
-  std::vector<double> weight_;  // by link: summed weight of its unfixed flows
-  std::vector<std::size_t> flow_begin_;  // by flow: its first entry in flow_links_
-  std::vector<int> flow_links_;          // every flow's link direction ids, flow after flow
-  std::vector<double> flow_weight_;      // by flow
-  std::vector<std::size_t> members_begin_, members_end_;  // by link: its flows in link_members_
-  std::vector<int> link_members_;        // the flows on each link, link after link
+  MaxMinFilling filling_;
+  std::vector<std::uint64_t> flowless_;  // transfers sent with no flow: they complete at the next update
 };
 
 }  // namespace fabsim::topo

@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <tuple>
 
 #include "test_support.hpp"
 #include "topologies/topology_spec.hpp"
 #include "traces/collectives/chain_planner.hpp"
+#include "traces/collectives/flow_plans.hpp"
 #include "traces/collectives/p2p_planner.hpp"
 
 using namespace fabsim;
@@ -66,6 +68,31 @@ TEST_CASE("p2p plans: chunks of 512 KiB over the peer's channels, LL only for sm
   }
   CHECK(total == (1ull << 30) / 8 * 56);
   CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 2, 0, 4096}, h100()).protocol == "LL");
+}
+
+TEST_CASE("p2p plans at flow level: one transfer per pair and channel, as coalescing the chunk plan gives, grouped by destination", "[plan]") {
+  // 1 GiB / 8 + 1 MiB + 3 bytes a pair: 4 channels per peer, 259 chunks of 512 KiB, the last one 3 bytes.
+  const core::Bytes size = 8 * ((1ull << 27) + (1ull << 20) + 3);
+  const traces::P2PRequest request{CollectiveOp::kAllToAll, 8, 0, size};
+  const auto chunked = traces::coalesce_for_flow(traces::plan_p2p(request, h100()), false);
+  const auto direct = traces::plan_p2p(request, h100(), true);
+  CHECK(direct.aggregated);
+  CHECK(direct.channels == chunked.channels);
+  CHECK(direct.protocol == chunked.protocol);
+  REQUIRE(direct.transfers.size() == 56 * 4);
+  using Key = std::tuple<int, int, int>;  // channel, source, destination
+  std::map<Key, std::pair<core::Bytes, std::uint32_t>> expected, got;
+  for (const auto& t : chunked.transfers) expected[{t.channel, t.source, t.destination}] = {t.payload, t.steps};
+  for (const auto& t : direct.transfers) got[{t.channel, t.source, t.destination}] = {t.payload, t.steps};
+  CHECK(got == expected);
+  const core::Bytes chunks = (size / 8 + 512 * 1024 - 1) / (512 * 1024);
+  CHECK(chunks == 259);
+  // Channel 2 of a pair (chunks 2, 6, ..., 258) carries the short last chunk.
+  const auto& first_pair = got.at({2, 0, 1});
+  CHECK(first_pair.second == 65);
+  CHECK(first_pair.first == 64 * 512 * 1024 + 3);
+  for (std::size_t i = 1; i < direct.transfers.size(); ++i)
+    CHECK(direct.transfers[i - 1].destination <= direct.transfers[i].destination);
 }
 
 TEST_CASE("tree all-reduce on one node: reduce up the chain to rank 0, broadcast back down", "[plan][tree]") {

@@ -65,7 +65,8 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   // charges each a 3.5th of the network latency (tuning.cc, nccl-model.md §4).
   double net_step_share = 1.0;
   if (point_to_point) {
-    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu) : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu);
+    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu, flow_level)
+                      : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu, flow_level);
     net_protocol = *parse_protocol(plan.protocol);
     params.step_latency = gpu.protocols.at(net_protocol).step_latency;
   } else {

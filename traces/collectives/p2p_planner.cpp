@@ -46,11 +46,42 @@ int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer
   return std::max(1, std::min(per_peer, useful));
 }
 
-CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu) {
-  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu);
+namespace {
+
+/// Chunk k of a flow goes to channel base + k % per_peer: channel c of the
+/// flow carries every per_peer-th chunk from c, the last one short. Pairs are
+/// independent and issued at once: grouped by destination, the route search
+/// walks each destination's field while it is warm in cache (a million pairs
+/// on 1,024 GPUs), not a different one per pair as NCCL's round order would.
+void plan_aggregated_p2p(CollectivePlan& plan, const std::vector<P2PFlow>& flows, int per_peer, core::Bytes chunk) {
+  plan.aggregated = true;
+  std::map<int, int> next_channel_base;  // by source: channels used so far
+  for (const auto& f : flows) {
+    const int base = next_channel_base[f.source];
+    next_channel_base[f.source] += per_peer;
+    const core::Bytes chunks = core::div_up(f.bytes, chunk);
+    const core::Bytes short_by = chunks * chunk - f.bytes;  // the last chunk's
+    for (core::Bytes c = 0; c < std::min<core::Bytes>(chunks, static_cast<core::Bytes>(per_peer)); ++c) {
+      PlannedTransfer t;
+      t.channel = base + static_cast<int>(c);
+      t.source = f.source;
+      t.destination = f.destination;
+      t.steps = static_cast<std::uint32_t>(core::div_up(chunks - c, static_cast<core::Bytes>(per_peer)));
+      t.payload = t.steps * chunk - ((chunks - 1) % static_cast<core::Bytes>(per_peer) == c ? short_by : 0);
+      plan.transfers.push_back(t);
+    }
+  }
+  std::stable_sort(plan.transfers.begin(), plan.transfers.end(),
+                   [](const PlannedTransfer& a, const PlannedTransfer& b) { return a.destination < b.destination; });
 }
 
-CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu) {
+}  // namespace
+
+CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level) {
+  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu, flow_level);
+}
+
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level) {
   std::map<int, int> peers_of;  // sends per rank, to size its channels
   core::Bytes largest = 0;
   for (const auto& f : flows) {
@@ -66,6 +97,10 @@ CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, cons
   auto plan = CollectivePlan::empty("P2P", topo::protocol_name(proto), std::max(1, ranks), std::max(1, per_peer * peers),
                                     p.payload_efficiency);
   const core::Bytes chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
+  if (flow_level) {
+    plan_aggregated_p2p(plan, flows, per_peer, chunk);
+    return plan;
+  }
   std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (channel, source) -> sends
   std::map<int, int> next_channel_base;                                  // by source: channels used so far
   for (const auto& f : flows) {

@@ -36,9 +36,12 @@ topo::Protocol p2p_protocol(const topo::GpuModel& gpu, core::Bytes peer_bytes, i
 /// talks to (a power of two), at least 32 KiB of traffic each.
 int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer_bytes);
 
-CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu);
+/// With `flow_level`, the plan is aggregated as the flow level runs it: one
+/// transfer per pair and channel standing for that channel's chunks (what
+/// coalescing the chunk plan gives, without building it), grouped by destination.
+CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level = false);
 
 /// The same schedule for flows given one by one (ranks index a communicator of `ranks`).
-CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu);
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level = false);
 
 }  // namespace fabsim::traces
