@@ -41,12 +41,11 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
 /// events: true for the flow level. Says which and why on `err`.
 bool auto_chooses_flow(double events, std::ostream& err);
 
-/// Point-to-point transfers one all-to-all may hold at flow level: every
-/// re-solve of the max-min sharing visits all of them (1 GiB on
-/// ib-fat-tree-1024: 256 ranks 0.9 s, 92 MiB; 512 ranks 8-10 s, 241 MiB;
-/// 1,024 ranks, 1.05e6 transfers, 45 s, 788 MiB on a 2-core machine;
-/// scripts/bench). 2,048 ranks would be 4.2e6.
-inline constexpr double kMaxAllToAllFlows = 1.1e6;
+/// Point-to-point transfers one all-to-all may hold at flow level: each is a
+/// flow of about 0.7 KiB, routed, solved and timed (1 GiB on a 2-core
+/// machine, scripts/bench: 1,024 ranks of ib-fat-tree-1024, 1.05e6 transfers,
+/// 5.6 s, 748 MiB; 2,048 ranks of ib-fat-tree-16k, 4.2e6, 47 s, 2.8 GiB).
+inline constexpr double kMaxAllToAllFlows = 4.5e6;
 
 /// Refuses (core::ConfigError) an nccl-test request whose segment-level run
 /// exceeds kMaxSegmentEvents, or whose flow-level all-to-all exceeds

@@ -125,8 +125,8 @@ fabsim_error_test_count(fuzz_nccl_tests_without_test_name 4 "nccl_tests_without_
 
 fabsim_error_test(hostile_validate_data_set_not_object "measurements_not_object.json: /collective_datasets/0: expected a data set object, found number"
   validate -m ${HOSTILE}/measurements_not_object.json)
-fabsim_error_test(hostile_alltoall_flows "an all-to-all of 2048 ranks holds about 4.2e\\+06 flows at flow level, more than fabsim runs in minutes"
-  nccl-test -t ${CMAKE_SOURCE_DIR}/topologies/roce-rail-2048.json --op alltoall -b 1G -e 1G --model flow)
+fabsim_error_test(hostile_alltoall_flows "an all-to-all of 4096 ranks holds about 1.7e\\+07 flows at flow level, more than fabsim runs in about a minute"
+  nccl-test -t ${CMAKE_SOURCE_DIR}/topologies/ib-fat-tree-16k.json -g 4096 --op alltoall -b 1G -e 1G --model flow)
 fabsim_error_test(hostile_replay_nvls_forced_ll "--proto: nvls runs the Simple protocol only, not LL"
   replay -t ${H100} ${DP8} --algo nvls --proto LL)
 fabsim_error_test(fuzz_parameter_without_value "/gpus/h100-sxm/launch_overhead: missing required key 'value'"
