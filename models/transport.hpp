@@ -33,6 +33,10 @@ struct TransferRequest {
   std::uint32_t pipeline_steps = 1;
   std::uint32_t fill_steps = 0;  ///< further steps of pipeline fill that move none of its data
   core::TimePs step_sync = 0;
+  /// Flow level only: latency paid once, not per step: the network step of a
+  /// transfer whose chunks the proxy pipelines (a tree's, a chain's, a pair's),
+  /// which NCCL's model charges per hop of the algorithm, not per chunk.
+  core::TimePs exposed_latency = 0;
   /// Flow level only: a payload rate limit in bytes per second (one SM per channel; 0: none).
   double rate_cap = 0;
   /// Flow level only: the NCCL channels this transfer stands for, which

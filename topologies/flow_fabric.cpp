@@ -75,6 +75,7 @@ void FlowFabric::send(const models::TransferRequest& request) {
   pending.steps = request.pipeline_steps;
   pending.fill_steps = request.fill_steps;
   pending.step_sync = request.step_sync;
+  pending.exposed = request.exposed_latency;
   const std::size_t first_flow = flows_.size();
   if (request.kind == models::TransferKind::kPointToPoint) {
     const auto& paths = graph_.paths_once(request.source, request.destination, request.flow);
@@ -191,12 +192,12 @@ void FlowFabric::finish_transfer(std::uint64_t transfer) {
 
 TimePs FlowFabric::completion_time(const Pending& p) {
   const TimePs data = p.data_end > p.start ? p.data_end - p.start : 0;
-  if (p.steps == 0) return p.start + data + p.path_latency;  // continues another transfer's step
+  if (p.steps == 0) return p.start + data + p.path_latency + p.exposed;  // continues another transfer's step
   const TimePs plain = p.step_sync + p.path_latency;
   const TimePs per_step = data / (p.steps + p.fill_steps);
   // Fill steps wait on the upstream pipeline: they pace like data steps.
   const TimePs paced = (p.steps + p.fill_steps) * std::max(plain, per_step);
-  return p.start + paced + std::min(plain, per_step);
+  return p.start + paced + std::min(plain, per_step) + p.exposed;
 }
 
 void FlowFabric::book_progress(TimePs now) {

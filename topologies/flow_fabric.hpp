@@ -72,6 +72,7 @@ class FlowFabric : public FabricBackend {
     TimePs path_latency = 0; ///< largest head latency of its flows
     std::uint32_t steps = 1, fill_steps = 0;
     TimePs step_sync = 0;
+    TimePs exposed = 0;  ///< paid once (TransferRequest::exposed_latency)
     std::uint64_t lockstep_group = 0;
     int lockstep_size = 0;
   };

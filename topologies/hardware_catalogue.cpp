@@ -188,6 +188,8 @@ ProtocolParams read_protocol(JsonObject& o, std::vector<ParamSource>& sources) {
   m.payload_efficiency = p.number("payload_efficiency").value_or(1.0);
   m.step_latency = to_ps(p.quantity("step_latency", QuantityKind::kTime));
   if (o.has("net_step_latency")) m.net_step_latency = to_ps(p.quantity("net_step_latency", QuantityKind::kTime));
+  m.tree_net_step_latency = o.has("tree_net_step_latency") ? to_ps(p.quantity("tree_net_step_latency", QuantityKind::kTime))
+                                                            : m.net_step_latency;
   m.slot_bytes = static_cast<Bytes>(p.positive_bytes("slot_bytes").value_or(1));
   m.slots = static_cast<int>(p.integer("slots", 1, 1024).value_or(8));
   m.chunk_slots = static_cast<int>(p.integer("chunk_slots", 1, 1024).value_or(1));
@@ -255,6 +257,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
     NvlsParams n;
     n.payload_efficiency = np.number("payload_efficiency").value_or(1.0);
     n.step_latency = to_ps(np.quantity("step_latency", QuantityKind::kTime));
+    if (no.has("net_step_latency")) n.net_step_latency = to_ps(np.quantity("net_step_latency", QuantityKind::kTime));
     n.chunk_bytes = static_cast<Bytes>(np.positive_bytes("chunk_bytes").value_or(1));
     n.channels = static_cast<int>(np.integer("channels", 1, core::kMaxChannels).value_or(1));
     n.tuner_latency = to_ps(np.quantity("tuner_latency", QuantityKind::kTime));

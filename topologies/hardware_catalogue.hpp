@@ -91,6 +91,9 @@ struct ProtocolParams {
   /// Extra per step that crosses a NIC: the proxy thread's post, poll and
   /// completion beyond the wire the fabric simulates (NCCL's NET hwLat).
   TimePs net_step_latency = 0;
+  /// The same per network step of a tree, and of a ring at one GPU per node:
+  /// NCCL's NET Tree row, its latencies fully exposed (tuning.cc).
+  TimePs tree_net_step_latency = 0;
   Bytes slot_bytes = 0;             ///< payload per FIFO step (NCCL_STEPS slots per connection)
   int slots = 8;                    ///< NCCL_STEPS
   int chunk_slots = 1;              ///< ring chunk = chunk_slots steps
@@ -109,6 +112,8 @@ struct ProtocolParams {
 struct NvlsParams {
   double payload_efficiency = 1.0;  ///< NCCL's nvlsEfficiency: link use of multimem traffic
   TimePs step_latency = 0;          ///< per multimem operation
+  /// Extra per NVLSTree network step (NCCL's NET hwLat for NVLSTree); absent: Simple's net_step_latency.
+  std::optional<TimePs> net_step_latency;
   Bytes chunk_bytes = 0;            ///< NCCL_NVLS_CHUNKSIZE
   int channels = 1;                 ///< NVLS channels (CTAs)
   TimePs tuner_latency = 0;         ///< NCCL's model latency for NVLS

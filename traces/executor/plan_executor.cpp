@@ -131,6 +131,14 @@ void PlanExecutor::issue(std::int32_t id) {
       // overlaps the data step by step.
       request.fill_steps = tr.fill_steps;
       request.step_sync = step_sync(params_, tr.source, tr.destination);
+      // A ring's steps each wait for the last one's data: every network step
+      // is on its path. Elsewhere the proxy keeps a connection's chunks in
+      // flight (as at segment level, where only the receipt waits for it):
+      // the network step is a latency of the hop, paid once.
+      if (tr.lockstep < 0) {
+        request.exposed_latency = request.step_sync - params_.step_latency;
+        request.step_sync = params_.step_latency;
+      }
     }
     transport_.send(request);
     // Through a NIC the SM only fills the local staging slot and posts it;
