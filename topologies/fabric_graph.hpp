@@ -20,6 +20,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -119,6 +120,8 @@ class FabricGraph {
   static constexpr int kLandmarks = 16;
 
  private:
+  /// A field's cost for a device it has not reached.
+  static constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
   struct Field;
   /// Starts the active field toward `destination` afresh and settles it
   /// until the routes from `stop_at` (a device; -1: every device) are in it. With

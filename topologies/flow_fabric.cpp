@@ -200,11 +200,14 @@ TimePs FlowFabric::completion_time(const Pending& p) {
   return p.start + paced + std::min(plain, per_step) + p.exposed;
 }
 
+void FlowFabric::advance(Flow& f, double seconds) {
+  if (seconds > 0) f.remaining -= std::min(f.remaining, f.rate * seconds);
+}
+
 void FlowFabric::book_progress(TimePs now) {
   const double dt = static_cast<double>(now - last_update_) / 1e12;
   last_update_ = now;
-  if (dt > 0)
-    for (auto& f : flows_) f.remaining -= std::min(f.remaining, f.rate * dt);
+  for (auto& f : flows_) advance(f, dt);
 }
 
 void FlowFabric::book_moved(const Flow& f) {
@@ -388,7 +391,7 @@ void FlowFabric::update() {
   std::size_t kept = 0;
   for (std::size_t i = 0; i < flows_.size(); ++i) {
     auto& f = flows_[i];
-    if (dt > 0) f.remaining -= std::min(f.remaining, f.rate * dt);
+    advance(f, dt);
     const double window_s = std::max(1e-9, completion_window_ * static_cast<double>(now - f.start) / 1e12);
     if (!(f.remaining <= 1e-6 || f.remaining <= f.rate * window_s)) {
       if (kept != i) flows_[kept] = std::move(f);

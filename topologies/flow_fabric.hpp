@@ -92,6 +92,8 @@ class FlowFabric : public FabricBackend {
   /// Link latencies along `hops` from `first_device`, with the forwarding of the devices between.
   TimePs path_latency(const std::vector<LinkDirectionRef>& hops, int first_device) const;
   void request_update();
+  /// Takes what a flow moved in `seconds` at its rate off its remaining bytes.
+  static void advance(Flow& f, double seconds);
   /// Takes what every flow moved since the last update off its remaining bytes.
   void book_progress(core::TimePs now);
   /// Adds what a flow leaving the fabric moved to its links' bytes.
