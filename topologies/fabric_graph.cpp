@@ -6,9 +6,11 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "sim/core/error.hpp"
 #include "sim/core/hash.hpp"
+#include "topologies/nvlink_domains.hpp"
 
 namespace fabsim::topo {
 
@@ -60,6 +62,9 @@ FabricGraph::FabricGraph(const TopologySpec& spec, int max_paths, bool guided, s
   for (std::size_t d = 0; d < spec.devices.size(); ++d) host_[d] = root(static_cast<int>(d));
   for (std::size_t d = 0; d < spec.devices.size(); ++d)
     if (spec.devices[d].kind == DeviceKind::kNic) host_nics_[host_[d]].push_back(static_cast<int>(d));
+  local_index_.assign(spec.devices.size(), -1);
+  const auto domains = nvlink_domains(spec);
+  for (std::size_t g = 0; g < spec.gpus.size(); ++g) local_index_[static_cast<std::size_t>(spec.gpus[g])] = domains.local_index[g];
   // What the route search reads of each device and port, packed by device.
   device_class_.resize(spec.devices.size());
   edge_begin_.reserve(spec.devices.size() + 1);
@@ -88,38 +93,93 @@ int FabricGraph::neighbour(int /*device*/, const LinkDirectionRef& port) const {
   return port.reverse ? l.a : l.b;
 }
 
+namespace {
+
+/// Sorts and deduplicates.
+void make_set(std::vector<int>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+bool intersect(const std::vector<int>& x, const std::vector<int>& y) {
+  auto i = x.begin();
+  auto j = y.begin();
+  while (i != x.end() && j != y.end()) {
+    if (*i == *j) return true;
+    if (*i < *j) ++i;
+    else ++j;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::pair<int, int>> unreachable_gpu_pairs(const TopologySpec& spec, const std::vector<char>& dead,
                                                        const std::vector<int>& gpus, std::size_t limit) {
   // Two GPUs can talk when a live direct link joins them or when both touch
-  // the same connected set of forwarding devices (GPUs never forward).
+  // the same connected set of forwarding devices. A GPU forwards only as PXN
+  // does (see the header): what reaches it over NVLink leaves over PCIe.
   Components forwarding(spec.devices.size());
-  std::vector<std::vector<int>> neighbours(spec.devices.size());
+  struct Touch {
+    int device;
+    LinkKind kind;
+  };
+  std::vector<std::vector<Touch>> neighbours(spec.devices.size());
   for (std::size_t l = 0; l < spec.links.size(); ++l) {
     if (dead[l]) continue;
     const auto& link = spec.links[l];
     if (spec.forwards(link.a) && spec.forwards(link.b)) forwarding.join(link.a, link.b);
-    if (!spec.forwards(link.a)) neighbours[link.a].push_back(link.b);
-    if (!spec.forwards(link.b)) neighbours[link.b].push_back(link.a);
+    if (!spec.forwards(link.a)) neighbours[link.a].push_back({link.b, link.kind});
+    if (!spec.forwards(link.b)) neighbours[link.b].push_back({link.a, link.kind});
   }
+  // The forwarding sets a GPU device touches: all of them, or over one link kind.
+  auto sets = [&](int device, std::optional<LinkKind> kind) {
+    std::vector<int> out;
+    for (const auto& t : neighbours[static_cast<std::size_t>(device)])
+      if (spec.forwards(t.device) && (!kind || t.kind == *kind)) out.push_back(forwarding.find(t.device));
+    make_set(out);
+    return out;
+  };
   const std::size_t n = gpus.size();
   std::vector<std::vector<int>> touches(n);
   std::unordered_map<int, std::size_t> gpus_per_component;
   for (std::size_t g = 0; g < n; ++g) {
-    for (int w : neighbours[spec.gpus[gpus[g]]])
-      if (spec.forwards(w)) touches[g].push_back(forwarding.find(w));
-    std::sort(touches[g].begin(), touches[g].end());
-    touches[g].erase(std::unique(touches[g].begin(), touches[g].end()), touches[g].end());
+    touches[g] = sets(spec.gpus[gpus[g]], std::nullopt);
     for (int c : touches[g]) ++gpus_per_component[c];
   }
   std::vector<std::pair<int, int>> cut;
   for (const auto& [component, count] : gpus_per_component)
     if (count == n) return cut;  // one switched fabric reaches every GPU
+  // PXN: what each NVLink set's GPUs (every GPU of the fabric may relay)
+  // reach over PCIe, and so what a sender reaches through its NVLink peers.
+  std::unordered_map<int, std::vector<int>> relayed_by_plane;
+  for (const int dev : spec.gpus) {
+    const auto pcie = sets(dev, LinkKind::kPcie);
+    for (int plane : sets(dev, LinkKind::kNvlink)) {
+      auto& r = relayed_by_plane[plane];
+      r.insert(r.end(), pcie.begin(), pcie.end());
+    }
+  }
+  for (auto& [plane, r] : relayed_by_plane) make_set(r);
+  std::vector<std::vector<int>> reach(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    const int dev = spec.gpus[gpus[g]];
+    reach[g] = touches[g];
+    for (int plane : sets(dev, LinkKind::kNvlink)) {
+      const auto& r = relayed_by_plane[plane];
+      reach[g].insert(reach[g].end(), r.begin(), r.end());
+    }
+    for (const auto& t : neighbours[static_cast<std::size_t>(dev)])
+      if (!spec.forwards(t.device) && t.kind == LinkKind::kNvlink) {  // an NVLink mesh peer relays too
+        const auto pcie = sets(t.device, LinkKind::kPcie);
+        reach[g].insert(reach[g].end(), pcie.begin(), pcie.end());
+      }
+    make_set(reach[g]);
+  }
   auto linked = [&](std::size_t x, std::size_t y) {
-    const auto& direct = neighbours[spec.gpus[gpus[x]]];
-    if (std::find(direct.begin(), direct.end(), spec.gpus[gpus[y]]) != direct.end()) return true;
-    std::vector<int> common;
-    std::set_intersection(touches[x].begin(), touches[x].end(), touches[y].begin(), touches[y].end(), std::back_inserter(common));
-    return !common.empty();
+    const auto& direct = neighbours[static_cast<std::size_t>(spec.gpus[gpus[x]])];
+    if (std::any_of(direct.begin(), direct.end(), [&](const Touch& t) { return t.device == spec.gpus[gpus[y]]; })) return true;
+    return intersect(reach[x], touches[y]) && intersect(reach[y], touches[x]);
   };
   for (std::size_t x = 0; x < n && cut.size() < limit; ++x)
     for (std::size_t y = x + 1; y < n && cut.size() < limit; ++y)
@@ -189,7 +249,7 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       return;
     }
     const std::size_t begin = next.size();  // this step's candidates: next[begin, end)
-    bool network = false;
+    bool network = false, relay_choice = false;
     const std::uint32_t first_edge = edge_begin_[static_cast<std::size_t>(v)];
     for (std::uint32_t e = first_edge; e < edge_begin_[static_cast<std::size_t>(v) + 1]; ++e) {
       const Edge& edge = edges_[e];
@@ -205,8 +265,21 @@ std::vector<FabricPath> FabricGraph::walk(int src, int dst, std::uint32_t flow, 
       if (field_hops[w] + 1 != field_hops[v]) continue;
       next.push_back(static_cast<std::uint16_t>(e - first_edge));
       network = network || is_network(edge.kind);
+      relay_choice = relay_choice || relay;
     }
     std::size_t end = next.size();
+    // PXN: of the GPUs that may relay here, the one at the destination's index
+    // in its NVLink domain does (NCCL's proxy on the NIC the peer uses).
+    if (relay_choice && end - begin > 1) {
+      const int wanted = local_index_[static_cast<std::size_t>(dst_dev)];
+      for (std::size_t c = begin; c < end; ++c)
+        if (local_index_[static_cast<std::size_t>(edges_[first_edge + next[c]].to)] == wanted) {
+          next[begin] = next[c];
+          end = begin + 1;
+          next.resize(end);
+          break;
+        }
+    }
     if (network && !spray_network && end - begin > 1) {
       hashed = true;
       const std::uint64_t h = mix64(spec_.routing.hash_seed ^ mix64(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^

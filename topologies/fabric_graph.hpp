@@ -16,7 +16,10 @@
 /// rather than through the CPU ("PCI x NVLink"). A GPU therefore relays
 /// traffic that arrives over NVLink and leaves over PCIe toward a NIC, at
 /// kPxnRelayCost on top of the links: a PXN route wins over one through a
-/// root complex (4 per PCIe hop) and never over a direct one.
+/// root complex (4 per PCIe hop) and never over a direct one. Of the GPUs
+/// that could relay at equal cost, the one with the destination's index in
+/// its NVLink domain does, as NCCL picks the proxy on the NIC the peer uses
+/// (NIC k on rail k): all-to-all traffic then spreads evenly over the NICs.
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
@@ -229,6 +232,7 @@ class FabricGraph {
   int landmarks_ = -1;                                   // -1: not computed yet
   std::vector<std::uint32_t> landmark_cost_;             // by device, then landmark: least cost between them
   std::vector<int> host_;  // by device: one per set of devices NVLink and PCIe join (a node); a network switch is its own
+  std::vector<int> local_index_;  // by device: a GPU's index in its NVLink domain (NCCL's PXN relay rule), -1 for others
   std::vector<char> dead_;                                                 // by link: failed
   std::vector<double> kept_;                                               // by link: bandwidth kept since a degradation during the run
   bool diameter_sampled_ = false;

@@ -28,11 +28,13 @@ struct PciePart {
   std::string link_model;
   int gpus_per_switch = 1;
   std::string host_model;  ///< empty: no root complex device
+  int gpus_per_host = 0;   ///< GPUs under one root complex (a tray's CPU); 0: the whole node
 };
 
 struct NicPart {
   std::string model;
   int per_node = 0;
+  int rails = 0;  ///< rails the NICs are cabled to: NIC k on rail k % rails; 0: one rail per NIC
 };
 
 struct NodeTemplate {
@@ -104,6 +106,13 @@ std::optional<PciePart> read_pcie(JsonObject& node) {
   p.link_model = o.string("link_model").value_or("");
   p.gpus_per_switch = positive(o, "gpus_per_switch", false, 1);
   p.host_model = o.string("host_model", false).value_or("");
+  if (o.has("gpus_per_host")) {
+    p.gpus_per_host = positive(o, "gpus_per_host");
+    if (p.host_model.empty()) o.diagnostics().error(o.path_of("gpus_per_host"), "GPUs per host need a \"host_model\" for the hosts");
+    else if (p.gpus_per_host > 0 && p.gpus_per_switch > 0 && p.gpus_per_host % p.gpus_per_switch != 0)
+      o.diagnostics().error(o.path_of("gpus_per_host"), fmt::format("{} GPUs per host is not a multiple of {} GPUs per PCIe switch: a switch would "
+                                                                    "straddle two hosts", p.gpus_per_host, p.gpus_per_switch));
+  }
   o.reject_unknown_keys();
   return p;
 }
@@ -119,7 +128,12 @@ NodeTemplate read_node(JsonObject& gen) {
   n.pcie = read_pcie(o);
   if (const json* nj = o.child("nics", json::value_t::object, false)) {
     JsonObject no(*nj, o.path_of("nics"), o.diagnostics());
-    n.nics = NicPart{no.string("model").value_or(""), positive(no, "per_node", true, 0, kMaxSwitchesPerNode)};
+    n.nics = NicPart{no.string("model").value_or(""), positive(no, "per_node", true, 0, kMaxSwitchesPerNode), 0};
+    if (no.has("rails")) {
+      n.nics->rails = positive(no, "rails", true, 0, kMaxSwitchesPerNode);
+      if (n.nics->rails > 0 && n.nics->per_node % n.nics->rails != 0)
+        no.diagnostics().error(no.path_of("rails"), fmt::format("{} NICs per node do not divide into {} rails evenly", n.nics->per_node, n.nics->rails));
+    }
     no.reject_unknown_keys();
     if (!n.pcie) o.diagnostics().error(o.path_of("nics"), "NICs attach over PCIe: expected a \"pcie\" section in the node");
   }
@@ -184,9 +198,14 @@ std::vector<int> build_node(TopologyBuilder& b, const NodeTemplate& t, const std
     if (gpus[g] >= 0 && pcie_switches[g / pcie.gpus_per_switch] >= 0)
       b.add_link(gpus[g], pcie_switches[g / pcie.gpus_per_switch], pcie.link_model, 1, path);
   if (!pcie.host_model.empty()) {
-    const int host = b.add_device(prefix + "host", DeviceKind::kSwitch, pcie.host_model, path);
-    for (int s : pcie_switches)
-      if (host >= 0 && s >= 0) b.add_link(s, host, pcie.link_model, 1, path);
+    // One root complex per host (a tray's CPU on GB200), or one for the node.
+    const int per_host = pcie.gpus_per_host > 0 ? pcie.gpus_per_host / pcie.gpus_per_switch : switches;
+    const int hosts = (switches + per_host - 1) / per_host;
+    for (int h = 0; h < hosts; ++h) {
+      const int host = b.add_device(hosts == 1 ? prefix + "host" : fmt::format("{}host{}", prefix, h), DeviceKind::kSwitch, pcie.host_model, path);
+      for (int s = h * per_host; s < std::min(switches, (h + 1) * per_host); ++s)
+        if (host >= 0 && pcie_switches[s] >= 0) b.add_link(pcie_switches[s], host, pcie.link_model, 1, path);
+    }
   }
   if (!t.nics) return nics;
   // NIC k sits behind the PCIe switch of the GPUs it serves (GPUDirect RDMA):
@@ -208,12 +227,13 @@ int smallest_divisor(int uplinks, Fits fits) {
   return 0;
 }
 
-void build_network(TopologyBuilder& b, const NetworkPart& net, const std::vector<std::vector<int>>& node_nics,
+/// `rails`: the rails a node's NICs are cabled to (NIC k on rail k % rails).
+void build_network(TopologyBuilder& b, const NetworkPart& net, const std::vector<std::vector<int>>& node_nics, int rails,
                    const std::string& path) {
   auto& diag = b.diagnostics();
   const int nodes = static_cast<int>(node_nics.size());
-  const int rails = node_nics.empty() ? 0 : static_cast<int>(node_nics[0].size());
-  if (rails == 0) {
+  const int nics = node_nics.empty() ? 0 : static_cast<int>(node_nics[0].size());
+  if (nics == 0 || rails == 0) {
     diag.error(path, "a network needs NICs: expected \"nics\" in the node");
     return;
   }
@@ -226,7 +246,7 @@ void build_network(TopologyBuilder& b, const NetworkPart& net, const std::vector
     diag.error(path + "/switch_model", fmt::format("unknown switch model '{}' in catalogue {}", net.switch_model, b.spec().catalogue.file));
     return;
   }
-  const int down = net.nodes_per_leaf * (net.rails ? 1 : rails);
+  const int down = net.nodes_per_leaf * (net.rails ? nics / rails : nics);
   const int over_leaf = net.tiers > 1 ? net.oversubscription[0] : 1;
   const int up = net.tiers > 1 ? down / over_leaf : 0;
   if (net.tiers > 1 && down % over_leaf != 0) {
@@ -245,9 +265,9 @@ void build_network(TopologyBuilder& b, const NetworkPart& net, const std::vector
     for (int r = 0; r < leaves_per_group; ++r)
       leaves.push_back(b.add_device(fmt::format("leaf{}", g * leaves_per_group + r), DeviceKind::kSwitch, net.switch_model, path));
   for (int n = 0; n < nodes; ++n)
-    for (int r = 0; r < rails; ++r) {
-      const int leaf = leaves[(n / net.nodes_per_leaf) * leaves_per_group + (net.rails ? r : 0)];
-      if (leaf >= 0 && node_nics[n][r] >= 0) b.add_link(node_nics[n][r], leaf, net.link_model, 1, path);
+    for (int k = 0; k < nics; ++k) {
+      const int leaf = leaves[(n / net.nodes_per_leaf) * leaves_per_group + (net.rails ? k % rails : 0)];
+      if (leaf >= 0 && node_nics[n][k] >= 0) b.add_link(node_nics[n][k], leaf, net.link_model, 1, path);
     }
   if (net.tiers == 1) {
     if (leaves.size() > 1 && !net.rails)
@@ -323,7 +343,7 @@ void generate_topology(JsonObject& gen, TopologyBuilder& builder) {
   // refused at once, with its size, rather than after minutes of building.
   const std::int64_t per_node_devices = std::int64_t{node.gpus} +
                                         (node.nvlink ? static_cast<std::int64_t>(node.nvlink->links_per_switch.size()) : 0) +
-                                        (node.pcie ? node.gpus + 1 : 0) + (node.nics ? node.nics->per_node : 0);
+                                        (node.pcie ? 2 * node.gpus : 0) + (node.nics ? node.nics->per_node : 0);
   const std::int64_t gpus = std::int64_t{nodes} * node.gpus;
   const std::int64_t devices = std::int64_t{nodes} * per_node_devices;
   std::int64_t nvlink_bundles = 0;
@@ -345,7 +365,10 @@ void generate_topology(JsonObject& gen, TopologyBuilder& builder) {
   const std::string node_path = gen.path_of("node");
   for (int n = 0; n < nodes; ++n)
     node_nics.push_back(build_node(builder, node, nodes == 1 ? "" : fmt::format("node{}.", n), node_path));
-  if (network) build_network(builder, *network, node_nics, gen.path_of("network"));
+  if (network) {
+    const int rails = node.nics ? (node.nics->rails > 0 ? node.nics->rails : node.nics->per_node) : 0;
+    build_network(builder, *network, node_nics, rails, gen.path_of("network"));
+  }
 }
 
 }  // namespace fabsim::topo

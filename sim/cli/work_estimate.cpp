@@ -25,6 +25,27 @@ int path_hops(const topo::TopologySpec& spec) {
 
 int channels_of(const topo::TopologySpec& spec) { return spec.gpus.empty() ? 1 : std::max(1, spec.gpu_model(0).ring_channels); }
 
+/// Paths a transfer between two GPUs of a node is striped over: the NVLink
+/// switch chips the first GPU is linked to (18 on an NVL72 rack, 4 on HGX H100).
+int nvlink_stripes(const topo::TopologySpec& spec) {
+  if (spec.gpus.empty()) return 1;
+  const int gpu = spec.gpus.front();
+  std::vector<int> switches;
+  for (const auto& link : spec.links) {
+    if (link.kind != topo::LinkKind::kNvlink || (link.a != gpu && link.b != gpu)) continue;
+    const int other = link.a == gpu ? link.b : link.a;
+    if (spec.devices[static_cast<std::size_t>(other)].kind == topo::DeviceKind::kSwitch) switches.push_back(other);
+  }
+  std::sort(switches.begin(), switches.end());
+  return std::max<int>(1, static_cast<int>(std::unique(switches.begin(), switches.end()) - switches.begin()));
+}
+
+/// An all-to-all's events are dearer than a ring's: every pair's segments are
+/// in flight at once on the same ports (0.24-0.57 M events/s measured for 72
+/// and 144 ranks of NVL72 racks, against the 1.4-3 M of the stock sweeps), so
+/// each counts this many times against the budgets.
+constexpr double kAllToAllEventWeight = 6.0;
+
 std::string advice(double events) {
   return fmt::format("about {:.2g} kernel events at segment level, more than fabsim runs ({:.0e}, a few minutes): use --model flow "
                      "(parameters/model \"flow\" in a scenario), or a larger segment size",
@@ -50,6 +71,12 @@ double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std
   return n * std::max(by_size, by_steps) * hops;
 }
 
+double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int stripes, int hops) {
+  const double n = static_cast<double>(std::max<std::int64_t>(2, ranks));
+  const double per_pair = std::ceil(bytes_per_rank / n / static_cast<double>(std::max<std::uint64_t>(1, segment)));
+  return n * (n - 1) * std::max(1.0, per_pair) * stripes * hops * kAllToAllEventWeight;
+}
+
 /// NVLS moves each chunk as reduce pieces up and copies down on every switch
 /// plane: about 6x the events of a ring of the same bytes (README, Benchmarks:
 /// 10.6 M events for the 8-GPU NCCL-default sweep, whose ring estimate is 1.8 M).
@@ -72,8 +99,10 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
+  const bool all_to_all = request.test.op == traces::CollectiveOp::kAllToAll;
   for (const auto bytes : traces::nccl_test_sizes(request.test))
-    events += estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
+    events += all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), request.segment_size, nvlink_stripes(spec), hops)
+                         : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
   return may_run_nvls(request, spec) ? events * kNvlsEventFactor : events;
 }
 
@@ -88,7 +117,7 @@ void check_run_work(const SimulationRequest& request, const topo::TopologySpec& 
 }
 
 double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment) {
-  const int channels = channels_of(spec), hops = path_hops(spec);
+  const int channels = channels_of(spec), hops = path_hops(spec), stripes = nvlink_stripes(spec);
   double events = 0;
   for (const auto* trace : jobs)
     for (const auto& program : trace->programs)
@@ -99,7 +128,10 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
         double bytes = static_cast<double>(op.bytes);
         for (const auto b : op.matrix) bytes += static_cast<double>(b);
         // Per rank of the program: its share of the collective's events.
-        const double per_collective = estimate_collective_events(static_cast<std::int64_t>(group), 2.0 * bytes, segment, channels, hops);
+        const bool all_to_all = op.type == traces::TraceOpType::kAllToAll || op.type == traces::TraceOpType::kAllToAllv;
+        const auto ranks = static_cast<std::int64_t>(group);
+        const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, segment, stripes, hops)
+                                                 : estimate_collective_events(ranks, 2.0 * bytes, segment, channels, hops);
         events += per_collective / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }
   return events;

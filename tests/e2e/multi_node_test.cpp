@@ -279,3 +279,41 @@ TEST_CASE("a ring over nodes of several GPUs pays NCCL's NET Ring row per networ
   CHECK(tree_with - time_us(topology, nvls_tree + " --calibration " + no_nvls_tree_row) == Approx(2 * 19.05).margin(0.5));
   CHECK(time_us(topology, nvls_tree + " --calibration " + zero_protocol_param("net_step_latency")) == Approx(tree_with).margin(0.001));
 }
+
+TEST_CASE("all-to-all over two NVL72 racks on four rail switches: PXN relays through the GPU at the peer's index, so every NIC carries "
+          "S/2 each way and the time is (S/2) over one NIC",
+          "[multinode][nvl72]") {
+  // gb200-nvl72-2rack: one tier, rail r joins NIC r, r+4, ... of both racks. Half of
+  // what a GPU sends goes to the other rack; without PXN a GPU could reach only
+  // its own rail there, and with the relay at the peer's index no NIC carries more.
+  const auto doc = nccl_test(source_path("topologies/gb200-nvl72-2rack.json"), "--op alltoall -g 144 -b 1G -e 1G --model flow");
+  const auto& row = doc["rows"][0];
+  const double size = row["bytes"].get<double>();
+  int nic_directions = 0;
+  for (const auto& l : doc["links"]) {
+    const std::string name = l["link"];
+    if (name.find(".nic") == std::string::npos || name.find("leaf") == std::string::npos) continue;
+    ++nic_directions;
+    CHECK(l["bytes"].get<double>() == Approx(size / 2).epsilon(1e-6));
+  }
+  CHECK(nic_directions == 2 * 144);
+  // ib-ndr-400: 50 GB/s x 0.946, 26 B of headers per 4 KiB packet: 47.0 GB/s of payload.
+  const double nic_payload_rate = 50e9 * 0.946 * 4096.0 / (4096.0 + 26.0);
+  const double closed_form_us = size / 2 / nic_payload_rate * 1e6;
+  CHECK(row["time_us"].get<double>() >= closed_form_us);
+  CHECK(row["time_us"].get<double>() <= 1.01 * closed_form_us);
+}
+
+TEST_CASE("two NVL72 racks: NCCL's default runs NVLSTree at 1 GiB (NVLS inside each rack, then the network), and each rack's "
+          "reduced buffer crosses the network once each way",
+          "[multinode][nvl72]") {
+  const auto doc = nccl_test(source_path("topologies/gb200-nvl72-2rack.json"), "-g 144 -b 1G -e 1G");
+  CHECK(doc["rows"][0]["algorithm"] == "NVLSTree");
+  double network_bytes = 0;
+  for (const auto& l : doc["links"]) {
+    const std::string name = l["link"];
+    if (name.find(".nic") != std::string::npos && name.find("->leaf") != std::string::npos) network_bytes += l["bytes"].get<double>();
+  }
+  // Each rack's reduced buffer crosses once each way: S out of each rack.
+  CHECK(network_bytes == Approx(2.0 * (1ull << 30)).epsilon(1e-6));
+}

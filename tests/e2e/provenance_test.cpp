@@ -108,7 +108,7 @@ TEST_CASE("regress --update records what made each scenario's figures, and regre
 TEST_CASE("fabsim list names every stock file with its description, and check loads any input without simulating", "[e2e][install]") {
   const auto topologies = run_fabsim("list topologies");
   REQUIRE(topologies.exit_code == 0);
-  CHECK_THAT(topologies.out, Catch::Contains("\nhgx-h100          HGX/DGX H100 8-GPU baseboard: 8 H100 SXM5, 4 third-generation NVSwitch chips;"));
+  CHECK_THAT(topologies.out, Catch::Contains("\nhgx-h100            HGX/DGX H100 8-GPU baseboard: 8 H100 SXM5, 4 third-generation NVSwitch chips;"));
   CHECK(std::count(topologies.out.begin(), topologies.out.end(), '\n') ==
         std::distance(std::filesystem::directory_iterator(source_path("topologies")), std::filesystem::directory_iterator()) -
             std::count_if(std::filesystem::directory_iterator(source_path("topologies")), std::filesystem::directory_iterator(),

@@ -23,6 +23,16 @@ Loaded load(const std::string& file) {
   return l;
 }
 
+/// Ports each device uses: the links of its bundles.
+std::vector<int> ports_used(const topo::TopologySpec& spec) {
+  std::vector<int> ports(spec.devices.size(), 0);
+  for (const auto& link : spec.links) {
+    ports[static_cast<std::size_t>(link.a)] += link.count;
+    ports[static_cast<std::size_t>(link.b)] += link.count;
+  }
+  return ports;
+}
+
 }  // namespace
 
 using fabsim::testing::kGB;
@@ -131,11 +141,7 @@ TEST_CASE("ib-fat-tree-98k: 98,304 GPUs on three tiers of 144-port switches, 1,5
   CHECK(s.bisection_line.bytes_per_second == Approx(49152 * 50 * kGB));  // half the NICs at NDR
   CHECK(s.diameter == 10);
   // No port over the radix: a leaf's 64 + 64, a core's 24 pods x 4 links.
-  std::vector<int> ports(spec.devices.size(), 0);
-  for (const auto& link : spec.links) {
-    ports[static_cast<std::size_t>(link.a)] += link.count;
-    ports[static_cast<std::size_t>(link.b)] += link.count;
-  }
+  const auto ports = ports_used(spec);
   int widest = 0;
   for (std::size_t d = 0; d < spec.devices.size(); ++d)
     if (spec.devices[d].model == "quantum-x800") widest = std::max(widest, ports[d]);
@@ -148,4 +154,42 @@ TEST_CASE("roce-rail-2048: a two-tier Spectrum-4 RoCE fabric", "[topology][stock
   CHECK(s.network_switches == 48);
   CHECK(spec.links.back().kind == topo::LinkKind::kEthernet);
   CHECK(s.bisection_line.bytes_per_second == Approx(1024 * 50 * kGB));
+}
+
+TEST_CASE("gb200-nvl72-2rack: 144 GPUs in two NVLink domains, four rail switches, a root complex per tray", "[topology][stock]") {
+  const auto [spec, s] = load("gb200-nvl72-2rack.json");
+  CHECK(s.gpus == 144);
+  CHECK(s.nvlink_domains == 2);
+  CHECK(s.nvlink_switches == 36);
+  CHECK(s.nics == 144);
+  CHECK(s.pcie_switches == 2 * (72 + 18));  // a PCIe switch per GPU, a root complex per tray of 4
+  REQUIRE(s.tiers.size() == 1);
+  CHECK(s.tiers[0].switches == 4);
+  CHECK(s.network_per_gpu.bytes_per_second == Approx(50 * kGB));
+  CHECK(s.bisection_line.bytes_per_second == Approx(72 * 50 * kGB));  // one rack's NICs
+  CHECK(s.diameter == 8);  // gpu nvswitch gpu(PXN) pcie nic leaf nic pcie gpu, less one: 8 links
+  // Every rail switch uses 36 of its 64 ports.
+  const auto ports = ports_used(spec);
+  for (std::size_t d = 0; d < spec.devices.size(); ++d)
+    if (spec.devices[d].model == "quantum-2") CHECK(ports[d] == 36);
+}
+
+TEST_CASE("gb200-nvl72-20rack: 1,440 GPUs on three non-blocking tiers of Quantum-2, 80 + 45 + 36 switches", "[topology][stock]") {
+  const auto [spec, s] = load("gb200-nvl72-20rack.json");
+  CHECK(s.gpus == 1440);
+  CHECK(s.nvlink_domains == 20);
+  CHECK(s.nics == 1440);
+  REQUIRE(s.tiers.size() == 3);
+  CHECK(s.tiers[0].switches == 80);  // a leaf per rail per rack
+  CHECK(s.tiers[1].switches == 45);  // 5 pods of 4 racks, 9 aggregation switches each
+  CHECK(s.tiers[2].switches == 36);
+  CHECK(s.tiers[0].oversubscription() == Approx(1.0));
+  CHECK(s.tiers[1].oversubscription() == Approx(1.0));
+  CHECK(s.bisection_line.bytes_per_second == Approx(720 * 50 * kGB));
+  CHECK(s.diameter == 10);
+  const auto ports = ports_used(spec);
+  int widest = 0;
+  for (std::size_t d = 0; d < spec.devices.size(); ++d)
+    if (spec.devices[d].model == "quantum-2") widest = std::max(widest, ports[d]);
+  CHECK(widest == 64);  // an aggregation switch: 32 down, 32 up
 }

@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "sim/core/error.hpp"
@@ -31,6 +35,55 @@ topo::TopologySummary summary_of(const std::string& name, const std::string& tex
   topo::FabricGraph graph(spec);
   return topo::summarise(spec, graph);
 }
+
+/// The error of loading `text` and building its graph (where reachability is checked).
+std::string load_error_of_graph(const std::string& name, const std::string& text) {
+  try {
+    const auto spec = topo::load_topology(testing::write_temp(name, text));
+    topo::FabricGraph graph(spec);
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Racks of `trays` trays of 4 NVLink-switched GPUs, a NIC per GPU on rails by
+/// tray position, a root complex per tray: the NVL72 structure, scaled down.
+std::string racks(int nodes, int trays, const std::string& network, const std::string& nics_extra = R"(, "rails": 4)") {
+  return R"({"format": "fabsim-topology/1", "name": "racks", "hardware": ")" + testing::source_path("configs/hardware/catalogue.json") +
+         R"(", "generate": {"nodes": )" + std::to_string(nodes) + R"(, "node": {"gpus": )" + std::to_string(4 * trays) +
+         R"(, "gpu_model": "b200",
+            "nvlink": {"switch_model": "nvswitch-gen4", "link_model": "nvlink5", "switches": 2, "links_per_switch": 1},
+            "pcie": {"switch_model": "pcie-gen5-switch", "link_model": "pcie-gen5-x16", "host_model": "host-root-complex", "gpus_per_host": 4},
+            "nics": {"model": "cx7-ndr400", "per_node": )" + std::to_string(4 * trays) + nics_extra + R"(}},
+          "network": )" + network + "}}";
+}
+
+int device_named(const topo::TopologySpec& spec, const std::string& name) {
+  for (std::size_t d = 0; d < spec.devices.size(); ++d)
+    if (spec.devices[d].name == name) return static_cast<int>(d);
+  return -1;
+}
+
+/// The names of the devices a path passes, from the first hop on.
+std::vector<std::string> devices_along(const topo::TopologySpec& spec, const topo::FabricGraph& graph, int src, const topo::FabricPath& path) {
+  std::vector<std::string> names;
+  int at = spec.gpus[static_cast<std::size_t>(src)];
+  for (const auto& hop : path.hops) {
+    at = graph.neighbour(at, hop);
+    names.push_back(spec.devices[static_cast<std::size_t>(at)].name);
+  }
+  return names;
+}
+
+std::set<std::string> linked_below(const topo::TopologySpec& spec, int device) {
+  std::set<std::string> names;
+  for (const auto& link : spec.links)
+    if (link.b == device) names.insert(spec.devices[static_cast<std::size_t>(link.a)].name);
+  return names;
+}
+
+const char* kRailOnly = R"({"tiers": 1, "switch_model": "quantum-2", "link_model": "ib-ndr-400", "nodes_per_leaf": 2})";
 
 std::string load_error(const std::string& name, const std::string& text) {
   try {
@@ -102,4 +155,62 @@ TEST_CASE("generator parameters that cannot be built are named at their JSON pat
   CHECK_THAT(load_error("bad4.json", cluster(4, R"({"tiers": 2, "switch_model": "quantum-9", "link_model": "ib-ndr-400",
                                                    "nodes_per_leaf": 4})")),
              Catch::Contains("/generate/network/switch_model: unknown switch model 'quantum-9'"));
+}
+
+TEST_CASE("NICs on rails by tray position: NIC k of every node on rail k mod 4, a root complex per tray", "[topology][generator]") {
+  const auto spec = topo::load_topology(testing::write_temp("racks.json", racks(2, 3, kRailOnly)));
+  topo::FabricGraph graph(spec);
+  const auto s = topo::summarise(spec, graph);
+  CHECK(s.gpus == 24);
+  CHECK(s.nvlink_domains == 2);
+  REQUIRE(s.tiers.size() == 1);
+  CHECK(s.tiers[0].switches == 4);  // four rails, not twelve
+  // Rail r's leaf holds NICs r, r + 4 and r + 8 of both nodes.
+  for (int r = 0; r < 4; ++r) {
+    const int leaf = device_named(spec, fmt::format("leaf{}", r));
+    REQUIRE(leaf >= 0);
+    CHECK(linked_below(spec, leaf) == std::set<std::string>{fmt::format("node0.nic{}", r), fmt::format("node0.nic{}", r + 4),
+                                                            fmt::format("node0.nic{}", r + 8), fmt::format("node1.nic{}", r),
+                                                            fmt::format("node1.nic{}", r + 4), fmt::format("node1.nic{}", r + 8)});
+  }
+  // A root complex per tray of 4 GPUs, over its tray's 4 PCIe switches.
+  for (int h = 0; h < 3; ++h) {
+    const int host = device_named(spec, fmt::format("node1.host{}", h));
+    REQUIRE(host >= 0);
+    CHECK(linked_below(spec, host) == std::set<std::string>{fmt::format("node1.pcie{}", 4 * h), fmt::format("node1.pcie{}", 4 * h + 1),
+                                                            fmt::format("node1.pcie{}", 4 * h + 2), fmt::format("node1.pcie{}", 4 * h + 3)});
+  }
+}
+
+TEST_CASE("a rail-only network joins racks through PXN: over NVLink to the GPU on the destination's rail, out of its NIC",
+          "[topology][generator][routing]") {
+  // No root complex: a tray's PCIe switches meet only through NVLink and the GPUs.
+  const auto no_hosts = [](const std::string& text) {
+    return std::regex_replace(text, std::regex(R"(, "host_model": "host-root-complex", "gpus_per_host": 4)"), "");
+  };
+  const auto spec = topo::load_topology(testing::write_temp("railonly.json", no_hosts(racks(2, 2, kRailOnly))));
+  topo::FabricGraph graph(spec);  // throws when its check finds GPUs cut off
+  // node0.gpu0 (rail 0) -> node1.gpu1 (rail 1): relayed by node0.gpu1.
+  const auto through = devices_along(spec, graph, 0, graph.paths(0, 8 + 1).front());
+  REQUIRE(through.size() == 8);
+  CHECK(through[1] == "node0.gpu1");
+  CHECK(through[3] == "node0.nic1");
+  CHECK(through[4] == "leaf1");
+  CHECK(through[5] == "node1.nic1");
+  CHECK(through.back() == "node1.gpu1");
+  // The same rail needs no relay: node0.gpu1 -> node1.gpu5 (both rail 1).
+  CHECK(devices_along(spec, graph, 1, graph.paths(1, 8 + 5).front()).size() == 6);
+  // Without NVLink nothing relays: the same rails leave GPUs cut off, named.
+  const std::string no_nvlink = std::regex_replace(no_hosts(racks(2, 2, kRailOnly)), std::regex(R"("nvlink": \{[^}]*\},)"), "");
+  CHECK_THAT(load_error_of_graph("nonvlink.json", no_nvlink), Catch::Contains("gpu 'node0.gpu0' cannot reach gpu 'node0.gpu1'"));
+}
+
+TEST_CASE("rails and hosts per tray that cannot be built are named at their JSON path", "[topology][generator][errors]") {
+  CHECK_THAT(load_error("rails3.json", racks(2, 2, kRailOnly, R"(, "rails": 3)")),
+             Catch::Contains("/generate/node/nics/rails: 8 NICs per node do not divide into 3 rails evenly"));
+  CHECK_THAT(load_error("host3.json", std::regex_replace(racks(1, 2, kRailOnly), std::regex(R"("gpus_per_host": 4)"),
+                                                         R"("gpus_per_host": 3, "gpus_per_switch": 2)")),
+             Catch::Contains("/generate/node/pcie/gpus_per_host: 3 GPUs per host is not a multiple of 2 GPUs per PCIe switch"));
+  CHECK_THAT(load_error("nohost.json", std::regex_replace(racks(1, 2, kRailOnly), std::regex(R"("host_model": "host-root-complex", )"), "")),
+             Catch::Contains("/generate/node/pcie/gpus_per_host: GPUs per host need a \"host_model\""));
 }
