@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -213,4 +215,21 @@ TEST_CASE("rails and hosts per tray that cannot be built are named at their JSON
              Catch::Contains("/generate/node/pcie/gpus_per_host: 3 GPUs per host is not a multiple of 2 GPUs per PCIe switch"));
   CHECK_THAT(load_error("nohost.json", std::regex_replace(racks(1, 2, kRailOnly), std::regex(R"("host_model": "host-root-complex", )"), "")),
              Catch::Contains("/generate/node/pcie/gpus_per_host: GPUs per host need a \"host_model\""));
+}
+
+TEST_CASE("twenty NVL72 racks fit two tiers of 144-port Quantum-X800 but need three of 64-port Quantum-2", "[topology][generator]") {
+  auto doc = nlohmann::json::parse(std::ifstream(testing::source_path("topologies/gb200-nvl72-20rack.json")));
+  doc["hardware"] = testing::source_path("configs/hardware/catalogue.json");
+  doc.erase("$schema");
+  // A leaf per rail per 4 racks: 4 x 18 = 72 NICs down, 72 up; 20 leaves.
+  doc["generate"]["network"] = {{"tiers", 2}, {"switch_model", "quantum-x800"}, {"link_model", "ib-ndr-400"}, {"nodes_per_leaf", 4}};
+  const auto s = summary_of("x800.json", doc.dump());
+  REQUIRE(s.tiers.size() == 2);
+  CHECK(s.tiers[0].switches == 20);
+  CHECK(s.tiers[0].oversubscription() == Approx(1.0));
+  CHECK(s.tiers[1].switches == 12);  // 20 leaves x 6 links = 120 of 144 ports
+  CHECK(s.bisection_line.bytes_per_second == Approx(720 * 50 * kGB));
+  doc["generate"]["network"]["switch_model"] = "quantum-2";
+  doc["generate"]["network"]["nodes_per_leaf"] = 1;
+  CHECK_THAT(load_error("q2.json", doc.dump()), Catch::Contains("/generate/network/tiers: two tiers of 64-port switches cannot join 80 leaves"));
 }
