@@ -82,8 +82,15 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
             r.contains("time_us") && r["time_us"].is_number())
           plan.rows.push_back(&r);
     std::string why;
+    const bool busbw_rows = member(ds, "rows").is_array() &&
+                            std::any_of(ds["rows"].begin(), ds["rows"].end(), [](const json& r) {
+                              return r.is_object() && r.contains("bytes") && r["bytes"].is_number_unsigned() && r.contains("busbw_GBps") &&
+                                     r["busbw_GBps"].is_number();
+                            });
     if (plan.id.find("cudagraph") != std::string::npos) {
       why = "CUDA-graph timing has no launch gaps between iterations (not modelled)";
+    } else if (plan.rows.empty() && busbw_rows) {
+      why = "per-size rows give busbw only, no time (rounded to 0.01 GB/s, too coarse below 1 GB/s)";
     } else if (plan.rows.empty()) {
       why = "no per-size rows with a byte count and a time (a summary figure)";
     } else if (!member(ds, "gpus").is_number_integer() || !member(ds, "collective").is_string()) {
