@@ -1,7 +1,7 @@
 #pragma once
 /// The fabric as a Boost.Graph graph (devices as vertices, link bundles as
 /// edges) and its routing. Routes are least-cost paths (each link kind has a
-/// routing cost, so NVLink wins over PCIe); GPUs never forward. Where the
+/// routing cost, so NVLink wins over PCIe); GPUs forward only as PXN relays (below). Where the
 /// hardware sprays (NVLink, PCIe, adaptive network routing) a transfer is
 /// striped over every equal-cost path; elsewhere ECMP picks one path per flow
 /// by a deterministic hash. A route is computed on first use from a cost

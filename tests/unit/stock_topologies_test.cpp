@@ -167,7 +167,7 @@ TEST_CASE("gb200-nvl72-2rack: 144 GPUs in two NVLink domains, four rail switches
   CHECK(s.tiers[0].switches == 4);
   CHECK(s.network_per_gpu.bytes_per_second == Approx(50 * kGB));
   CHECK(s.bisection_line.bytes_per_second == Approx(72 * 50 * kGB));  // one rack's NICs
-  CHECK(s.diameter == 8);  // gpu nvswitch gpu(PXN) pcie nic leaf nic pcie gpu, less one: 8 links
+  CHECK(s.diameter == 8);  // gpu nvswitch gpu(PXN relay) pcie nic leaf nic pcie gpu
   // Every rail switch uses 36 of its 64 ports.
   const auto ports = ports_used(spec);
   for (std::size_t d = 0; d < spec.devices.size(); ++d)
