@@ -361,6 +361,20 @@ void generate_topology(JsonObject& gen, TopologyBuilder& builder) {
                                             nodes, gpus, devices, core::kMaxGpus, core::kMaxDevices));
     return;
   }
+  if (node.pcie && !node.pcie->host_model.empty()) {
+    // A root complex takes its PCIe switches on its own ports: say how to split
+    // the node before the builder finds a host with too many links.
+    const auto it = builder.spec().catalogue.switches.find(node.pcie->host_model);
+    const int switches = (node.gpus + node.pcie->gpus_per_switch - 1) / node.pcie->gpus_per_switch;
+    const int per_host = node.pcie->gpus_per_host > 0 ? node.pcie->gpus_per_host / node.pcie->gpus_per_switch : switches;
+    if (it != builder.spec().catalogue.switches.end() && per_host > it->second.ports) {
+      builder.diagnostics().error(gen.path_of("node") + "/pcie",
+                                  fmt::format("a root complex ('{}', {} PCIe ports) cannot take {} PCIe switches: set \"gpus_per_host\" "
+                                              "(a host per tray of GPUs: 4 on GB200) or more \"gpus_per_switch\"",
+                                              node.pcie->host_model, it->second.ports, per_host));
+      return;
+    }
+  }
   std::vector<std::vector<int>> node_nics;
   const std::string node_path = gen.path_of("node");
   for (int n = 0; n < nodes; ++n)

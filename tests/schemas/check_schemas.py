@@ -64,7 +64,7 @@ SEMANTIC = ("depends on", "unknown communicator", "already in group", "already r
             "unknown link model", "unknown nic model", "is used twice", "duplicate device name",
             "unmatched send", "unmatched recv", "but rank", "cannot finish",
             # a device's links against its model's port count in the catalogue
-            "ports but its links use",
+            "ports but its links use", "PCIe ports) cannot take",
             # the magnitude of a quantity with a unit (16 TiB, 1e6 s, 1 B/s to 1e15 B/s): a pattern checks its form
             "is too large", "is too long", "the number is out of range")
 

@@ -213,6 +213,9 @@ TEST_CASE("rails and hosts per tray that cannot be built are named at their JSON
   CHECK_THAT(load_error("host3.json", std::regex_replace(racks(1, 2, kRailOnly), std::regex(R"("gpus_per_host": 4)"),
                                                          R"("gpus_per_host": 3, "gpus_per_switch": 2)")),
              Catch::Contains("/generate/node/pcie/gpus_per_host: 3 GPUs per host is not a multiple of 2 GPUs per PCIe switch"));
+  CHECK_THAT(load_error("onehost.json", std::regex_replace(racks(1, 18, kRailOnly), std::regex(R"(, "gpus_per_host": 4)"), "")),
+             Catch::Contains("/generate/node/pcie: a root complex ('host-root-complex', 16 PCIe ports) cannot take 72 PCIe switches: set "
+                             "\"gpus_per_host\""));
   CHECK_THAT(load_error("nohost.json", std::regex_replace(racks(1, 2, kRailOnly), std::regex(R"("host_model": "host-root-complex", )"), "")),
              Catch::Contains("/generate/node/pcie/gpus_per_host: GPUs per host need a \"host_model\""));
 }
