@@ -73,5 +73,5 @@ TEST_CASE("stock names resolve to their files, a file wins, and an unknown name 
   const auto topologies = fabsim::core::stock_files(StockKind::kTopology);
   REQUIRE(topologies.size() >= 11);
   CHECK(std::is_sorted(topologies.begin(), topologies.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
-  CHECK(fabsim::core::stock_files(StockKind::kSweep).size() == 4);
+  CHECK(fabsim::core::stock_files(StockKind::kSweep).size() == 5);
 }
