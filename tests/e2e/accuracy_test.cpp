@@ -213,7 +213,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.5%, 41.1% and 71.8%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.5%, 32.3% and 71.8%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -225,7 +225,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
                                               {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.236},
                                               {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
-                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.411},
+                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.323},
                                               {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.718}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");

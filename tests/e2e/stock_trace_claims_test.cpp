@@ -31,7 +31,7 @@ void check_per_step_ms(const json& doc, int steps, double claimed_ms) {
 TEST_CASE("stock traces: the step times the README states", "[claims][replay]") {
   check_per_step_ms(replay("dp8-ddp-step", "hgx-h100"), 3, 76.60);
   check_per_step_ms(replay("tp8-pp2-2node-step", "hgx-h100-2node"), 2, 39.15);
-  check_per_step_ms(replay("llm-1024-tp8-dp128", "ib-fat-tree-1024"), 100, 8.93);
+  check_per_step_ms(replay("llm-1024-tp8-dp128", "ib-fat-tree-1024"), 100, 9.11);
 }
 
 TEST_CASE("stock traces: the MoE all-to-all takes 63.7 us alone and 107.0 us beside a gradient all-reduce", "[claims][replay]") {

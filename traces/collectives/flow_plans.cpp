@@ -121,10 +121,12 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
     depth_of[i] = d;
   }
   std::vector<std::uint32_t> merged_depth;
+  std::vector<std::int32_t> merged_of(plan.transfers.size(), kNoTransfer);  // chunk -> its merged transfer
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
     const Key key{t.channel, t.source, t.destination, static_cast<int>(t.kind)};
     auto [it, inserted] = index.try_emplace(key, static_cast<std::int32_t>(out.transfers.size()));
+    merged_of[i] = it->second;
     if (inserted) {
       PlannedTransfer merged;
       merged.kind = t.kind;
@@ -133,6 +135,13 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
       merged.destination = t.destination;
       merged.switch_group = t.switch_group;
       merged.steps = 0;
+      // Its first chunk's upstream hops, as merged transfers (they come first).
+      if (pipeline) {
+        std::vector<std::int32_t> upstream = t.also_after_received;
+        if (t.after_received != kNoTransfer) upstream.push_back(t.after_received);
+        for (auto u : upstream)
+          if (merged_of[static_cast<std::size_t>(u)] != it->second) merged.fill_after.push_back(merged_of[static_cast<std::size_t>(u)]);
+      }
       out.transfers.push_back(merged);
       merged_depth.push_back(depth_of[i]);  // its first chunk's
       ++hops_in_channel[t.channel];

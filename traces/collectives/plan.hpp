@@ -49,6 +49,11 @@ struct PlannedTransfer {
   /// 0 steps: it continues its predecessor's step and adds no latency of its own.
   std::uint32_t steps = 1;
   std::uint32_t fill_steps = 0;  ///< steps it waits for a pipeline to fill (its depth in a chain), moving no data
+  /// Flow-level pipelines: the transfers whose first chunk this one's first
+  /// chunk waited for before the pipeline was flattened. Their dependencies
+  /// are no longer enforced, but the network steps on that path still delay
+  /// this hop's first chunk (the executor sums them along the path).
+  std::vector<std::int32_t> fill_after;
   /// Flow-level plans: transfers of one lockstep group (a ring channel) are
   /// received together, when the slowest is, as a ring's data dependencies
   /// pace every hop to the slowest. -1: none.

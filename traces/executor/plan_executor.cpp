@@ -40,6 +40,17 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   result_.transfers = n;
   outstanding_ = n;
   drift_ = channel_drift(plan_, params_.drift);
+  // A flattened pipeline's hops all start at once, each waiting out its fill
+  // steps; the network steps upstream of a hop (a tree's link up to the other
+  // node, then back down) delay its first chunk too: they add along the path.
+  path_exposed_.assign(params_.flow_level ? n : 0, 0);
+  for (std::size_t i = 0; i < path_exposed_.size(); ++i) {
+    const auto& t = plan_.transfers[i];
+    if (t.lockstep >= 0) continue;  // a ring's steps pay the network in their step sync
+    core::TimePs upstream = 0;
+    for (auto u : t.fill_after) upstream = std::max(upstream, path_exposed_.at(static_cast<std::size_t>(u)));
+    path_exposed_[i] = upstream + step_sync(params_, t.source, t.destination) - params_.step_latency;
+  }
   switch_group_gpus_.clear();
   group_ranks_.clear();
   for (const auto& members : plan_.switch_groups) {
@@ -136,7 +147,7 @@ void PlanExecutor::issue(std::int32_t id) {
       // flight (as at segment level, where only the receipt waits for it):
       // the network step is a latency of the hop, paid once.
       if (tr.lockstep < 0) {
-        request.exposed_latency = request.step_sync - params_.step_latency;
+        request.exposed_latency = path_exposed_[static_cast<std::size_t>(id)];
         request.step_sync = params_.step_latency;
       }
     }
