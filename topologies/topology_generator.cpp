@@ -29,6 +29,11 @@ struct PciePart {
   int gpus_per_switch = 1;
   std::string host_model;  ///< empty: no root complex device
   int gpus_per_host = 0;   ///< GPUs under one root complex (a tray's CPU); 0: the whole node
+
+  /// PCIe switches of a node of `gpus` GPUs.
+  int switches(int gpus) const { return (gpus + gpus_per_switch - 1) / gpus_per_switch; }
+  /// PCIe switches under one root complex.
+  int switches_per_host(int gpus) const { return gpus_per_host > 0 ? gpus_per_host / gpus_per_switch : switches(gpus); }
 };
 
 struct NicPart {
@@ -190,7 +195,7 @@ std::vector<int> build_node(TopologyBuilder& b, const NodeTemplate& t, const std
   std::vector<int> nics;
   if (!t.pcie) return nics;
   const auto& pcie = *t.pcie;
-  const int switches = (t.gpus + pcie.gpus_per_switch - 1) / pcie.gpus_per_switch;
+  const int switches = pcie.switches(t.gpus);
   std::vector<int> pcie_switches;
   for (int s = 0; s < switches; ++s)
     pcie_switches.push_back(b.add_device(fmt::format("{}pcie{}", prefix, s), DeviceKind::kSwitch, pcie.switch_model, path));
@@ -199,7 +204,7 @@ std::vector<int> build_node(TopologyBuilder& b, const NodeTemplate& t, const std
       b.add_link(gpus[g], pcie_switches[g / pcie.gpus_per_switch], pcie.link_model, 1, path);
   if (!pcie.host_model.empty()) {
     // One root complex per host (a tray's CPU on GB200), or one for the node.
-    const int per_host = pcie.gpus_per_host > 0 ? pcie.gpus_per_host / pcie.gpus_per_switch : switches;
+    const int per_host = pcie.switches_per_host(t.gpus);
     const int hosts = (switches + per_host - 1) / per_host;
     for (int h = 0; h < hosts; ++h) {
       const int host = b.add_device(hosts == 1 ? prefix + "host" : fmt::format("{}host{}", prefix, h), DeviceKind::kSwitch, pcie.host_model, path);
@@ -365,8 +370,7 @@ void generate_topology(JsonObject& gen, TopologyBuilder& builder) {
     // A root complex takes its PCIe switches on its own ports: say how to split
     // the node before the builder finds a host with too many links.
     const auto it = builder.spec().catalogue.switches.find(node.pcie->host_model);
-    const int switches = (node.gpus + node.pcie->gpus_per_switch - 1) / node.pcie->gpus_per_switch;
-    const int per_host = node.pcie->gpus_per_host > 0 ? node.pcie->gpus_per_host / node.pcie->gpus_per_switch : switches;
+    const int per_host = node.pcie->switches_per_host(node.gpus);
     if (it != builder.spec().catalogue.switches.end() && per_host > it->second.ports) {
       builder.diagnostics().error(gen.path_of("node") + "/pcie",
                                   fmt::format("a root complex ('{}', {} PCIe ports) cannot take {} PCIe switches: set \"gpus_per_host\" "
