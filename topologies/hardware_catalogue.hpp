@@ -75,6 +75,10 @@ struct NicModel {
   /// latency, NCCL's graph latencyInter): added to every network step (twice
   /// with Simple, for the GPUDirect flush). 0 for NCCL's own IB/RoCE plugin.
   TimePs net_latency = 0;
+  /// A cost the network path adds once per call that crosses it, beside the
+  /// per-step ones: per-operation work of the plugin and its helpers (GCP
+  /// TCPXO's receive data mover) that streaming hides. 0 for NCCL's IB plugin.
+  TimePs net_call_latency = 0;
   Bytes input_buffer = 0;
   std::vector<ParamSource> sources;
 };

@@ -39,9 +39,10 @@ using Predictions = std::map<std::uint64_t, Prediction>;
 
 /// Which topology a sweep ran on, or why none fits.
 std::string topology_for(const calibration::MeasuredSweep& s, const CalibrateOptions& o, std::string& why) {
-  if (s.nodes != 1) {
-    why = "multi-node sweeps are not calibrated yet";
-    return "";
+  if (s.nodes != 1 && o.topology.empty()) {
+    const std::string stock = calibration::multi_node_stock_topology(s.gpu + " " + s.system, s.nodes).topology;
+    if (stock.empty()) why = fmt::format("multi-node ({} nodes): no stock topology for '{}' (give --topology)", s.nodes, s.system);
+    return stock.empty() ? "" : o.topology_dir + "/" + stock;
   }
   if (s.cuda_graph) {
     why = "CUDA-graph timing has no launch gaps (not modelled)";
@@ -60,24 +61,42 @@ std::string us(double v) { return fmt::format("{:.3f} us", v); }
 
 using calibration::median;
 
+/// One fitted catalogue value: `fitted_on` lists the data sets it was fitted
+/// on (empty: a trial, no record).
+json fitted_entry(json value, const std::string& why, const std::vector<std::string>& fitted_on) {
+  json e = {{"value", std::move(value)}, {"source", why}};
+  if (!fitted_on.empty()) e["fitted_on"] = fitted_on;
+  return e;
+}
+
 /// The values being fitted, and the profile that carries them.
 struct Parameters {
   std::string gpu, link;
   double efficiency = 0;
   double launch_us = 0, ll_step_us = 0, reduce_us = 0;
 
-  /// `fitted_on` lists the data sets each value was fitted on (empty: a trial, no record).
   json patch(const std::string& why, const std::vector<std::string>& fitted_on = {}, bool with_efficiency = true) const {
-    const auto entry = [&](json value) {
-      json e = {{"value", std::move(value)}, {"source", why}};
-      if (!fitted_on.empty()) e["fitted_on"] = fitted_on;
-      return e;
-    };
+    const auto entry = [&](json value) { return fitted_entry(std::move(value), why, fitted_on); };
     json p;
     if (with_efficiency) p["links"][link]["efficiency"] = entry(efficiency);
     p["gpus"][gpu]["launch_overhead"] = entry(us(launch_us));
     p["gpus"][gpu]["reduce_overhead"] = entry(us(reduce_us));
     p["gpus"][gpu]["protocols"]["ll"]["step_latency"] = entry(us(ll_step_us));
+    return p;
+  }
+};
+
+/// A multi-node fabric's network values: its network link's efficiency and
+/// its NICs' per-call latency.
+struct NetworkParameters {
+  std::string nic, link;
+  double efficiency = 0;
+  double call_latency_us = 0;
+
+  json patch(const std::string& why, const std::vector<std::string>& fitted_on = {}, bool with_efficiency = true) const {
+    json p;
+    if (with_efficiency) p["links"][link]["efficiency"] = fitted_entry(efficiency, why, fitted_on);
+    p["nics"][nic]["net_call_latency"] = fitted_entry(us(call_latency_us), why, fitted_on);
     return p;
   }
 };
@@ -95,7 +114,8 @@ class Calibrator {
   }
 
   /// Predictions for every sweep under `p` (one child simulation per sweep).
-  std::vector<Predictions> predict(const Parameters& p) {
+  template <typename Values>
+  std::vector<Predictions> predict(const Values& p) {
     const fs::path profile = work_ / fmt::format("profile-{}.json", runs_++);
     core::write_file_atomically(profile.string(), json{{"format", "fabsim-calibration/1"}, {"catalogue_patch", p.patch("trial")}}.dump() + "\n");
     std::vector<Predictions> out;
@@ -124,6 +144,59 @@ class Calibrator {
         (r.bytes < kMiB ? small : large).push_back(std::abs(it->second.time_us / r.time_us - 1));
       }
     return {median(small), median(large)};
+  }
+
+  /// Median of predicted / measured time - 1 over the latency-bound rows (<= 4 KiB).
+  double latency_bias(const std::vector<Predictions>& predicted) const {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < sweeps_.size(); ++i)
+      for (const auto& r : sweeps_[i]->rows) {
+        const auto it = predicted[i].find(r.bytes);
+        if (r.bytes > 4096 || it == predicted[i].end() || r.time_us <= 0) continue;
+        ratios.push_back(it->second.time_us / r.time_us - 1);
+      }
+    return ratios.empty() ? 0.0 : median(ratios);
+  }
+
+  /// Bisection on the NIC's per-call latency until the latency-bound rows'
+  /// median error is zero. Returns the number of rows used (0: none, nothing fitted).
+  std::size_t fit_call_latency(NetworkParameters& p) {
+    std::size_t rows = 0;
+    for (const auto* s : sweeps_)
+      rows += static_cast<std::size_t>(std::count_if(s->rows.begin(), s->rows.end(), [](const auto& r) { return r.bytes <= 4096; }));
+    if (rows == 0) return 0;
+    double lo = 0, hi = std::max(1.0, p.call_latency_us);
+    if (latency_bias(predict(with_latency(p, lo))) >= 0) {  // already too slow without any: keep none
+      p.call_latency_us = 0;
+      return rows;
+    }
+    while (latency_bias(predict(with_latency(p, hi))) < 0 && hi < 1e5) hi *= 2;
+    for (int step = 0; step < 24; ++step) {
+      const double mid = (lo + hi) / 2;
+      (latency_bias(predict(with_latency(p, mid))) < 0 ? lo : hi) = mid;
+    }
+    p.call_latency_us = (lo + hi) / 2;
+    return rows;
+  }
+
+  /// Predicted over measured time per added byte between successive sizes
+  /// from 1 GiB: the rate ratio with every fixed cost cancelled. A network's
+  /// per-call costs (a millisecond on TCPXO) still weigh on 64 MiB - 1 GiB,
+  /// where busbw ratios would read them as bandwidth.
+  std::vector<double> incremental_rate_ratios(const std::vector<Predictions>& predicted) const {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < sweeps_.size(); ++i) {
+      const calibration::MeasuredRow* previous = nullptr;
+      for (const auto& r : sweeps_[i]->rows) {
+        if (r.bytes < 1024 * kMiB || r.time_us <= 0 || !predicted[i].count(r.bytes)) continue;
+        if (previous != nullptr && r.bytes > previous->bytes && r.time_us > previous->time_us) {
+          const double grown = predicted[i].at(r.bytes).time_us - predicted[i].at(previous->bytes).time_us;
+          if (grown > 0) ratios.push_back(grown / (r.time_us - previous->time_us));
+        }
+        previous = &r;
+      }
+    }
+    return ratios;
   }
 
   /// Measured over predicted busbw on the bandwidth-bound rows.
@@ -200,12 +273,76 @@ class Calibrator {
   }
 
  private:
+  static NetworkParameters with_latency(NetworkParameters p, double us) {
+    p.call_latency_us = us;
+    return p;
+  }
+
   const CalibrateOptions& options_;
   std::string topology_;
   std::vector<const calibration::MeasuredSweep*> sweeps_;
   fs::path work_;
   int runs_ = 0;
 };
+
+/// busbw is nearly, not exactly, proportional to the efficiency: a few
+/// multiplicative steps from the measured/predicted ratios converge.
+template <typename Values, typename Ratios>
+void scale_efficiency(Calibrator& calibrator, Values& p, std::vector<double> ratios, Ratios ratios_of) {
+  for (int step = 0; step < 3 && !ratios.empty(); ++step) {
+    p.efficiency = std::clamp(p.efficiency * median(ratios), 0.05, 1.0);
+    if (step < 2) ratios = ratios_of(calibrator.predict(p));
+  }
+}
+
+/// What one topology's fit adds to the profile.
+struct FitRecord {
+  json patch = json::object(), fitted = json::array(), residuals = json::array();
+
+  void record(const std::string& name, const std::string& was, const std::string& now, const std::string& from) {
+    fitted.push_back({{"parameter", name}, {"before", was}, {"after", now}, {"fitted_from", from}});
+  }
+  void residual(const std::string& topology, const std::string& ids, std::pair<double, double> before, std::pair<double, double> after) {
+    residuals.push_back({{"topology", topology}, {"datasets", ids},
+                         {"median_error_latency_bound", {{"before", before.first}, {"after", after.first}}},
+                         {"median_error_bandwidth_bound", {{"before", before.second}, {"after", after.second}}}});
+  }
+};
+
+/// A multi-node fabric's sweeps fix its network: the network link's
+/// efficiency and the NIC's per-step latency (the NVLink values stay with
+/// the single-node sweeps that fix them).
+void fit_network(const topo::TopologySpec& spec, const std::string& topology, Calibrator& calibrator, const std::string& ids,
+                 const std::vector<std::string>& id_list, bool latencies_only, FitRecord& out) {
+  NetworkParameters p;
+  for (const auto& d : spec.devices)
+    if (d.kind == topo::DeviceKind::kNic && p.nic.empty()) p.nic = d.model;
+  for (const auto& l : spec.links)
+    if (topo::is_network(l.kind) && p.link.empty()) p.link = l.model;
+  if (p.nic.empty() || p.link.empty())
+    throw core::ConfigError(topology, "/devices", "a multi-node sweep fits the network: this topology has no NIC or no network link");
+  p.efficiency = spec.catalogue.links.at(p.link).efficiency;
+  p.call_latency_us = static_cast<double>(spec.catalogue.nics.at(p.nic).net_call_latency) / 1e6;
+  const NetworkParameters before = p;
+  const auto predicted_before = calibrator.predict(p);
+  std::string efficiency_from;
+  const auto rates = [&](const std::vector<Predictions>& predicted) { return calibrator.incremental_rate_ratios(predicted); };
+  if (auto ratios = rates(predicted_before); !latencies_only && !ratios.empty()) {
+    efficiency_from = fmt::format("median measured/predicted rate per added byte over {} steps between sizes >= 1 GiB of {}",
+                                  ratios.size(), ids);
+    scale_efficiency(calibrator, p, std::move(ratios), rates);
+  }
+  const std::size_t latency_rows = calibrator.fit_call_latency(p);
+  const std::string why = fmt::format("calibration: fabsim calibrate on {} (topology {})", ids, fs::path(topology).filename().string());
+  out.patch.merge_patch(p.patch(why, id_list, !efficiency_from.empty()));
+  if (!efficiency_from.empty())
+    out.record(fmt::format("links/{}/efficiency", p.link), fmt::format("{:.4f}", before.efficiency), fmt::format("{:.4f}", p.efficiency),
+               efficiency_from);
+  if (latency_rows > 0)
+    out.record(fmt::format("nics/{}/net_call_latency", p.nic), us(before.call_latency_us), us(p.call_latency_us),
+               fmt::format("bisection to a zero median time error over {} rows <= 4 KiB of {}", latency_rows, ids));
+  out.residual(topology, ids, calibrator.errors(predicted_before), calibrator.errors(calibrator.predict(p)));
+}
 
 }  // namespace
 
@@ -220,11 +357,21 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
   std::map<std::string, std::vector<const calibration::MeasuredSweep*>> by_topology;
   json skipped = json::array();
   std::vector<const calibration::MeasuredPeer*> peers;
+  for (const auto& wanted : options.datasets) {
+    const bool found = std::any_of(all.begin(), all.end(), [&](const auto& m) {
+      return std::any_of(m.sweeps.begin(), m.sweeps.end(), [&](const auto& s) { return s.id == wanted; });
+    });
+    if (!found) throw core::ConfigError("command line", "--dataset", fmt::format("no data set '{}' in the measurements given", wanted));
+  }
   for (const auto& m : all) {
     for (const auto& s : m.skipped) skipped.push_back(s);
     for (const auto& p : m.peers) peers.push_back(&p);
     for (const auto& s : m.sweeps) {
       std::string why;
+      if (!options.datasets.empty() && std::find(options.datasets.begin(), options.datasets.end(), s.id) == options.datasets.end()) {
+        skipped.push_back(fmt::format("{}: held out (not named by --dataset)", s.id));
+        continue;
+      }
       if (s.gpus < 2) {
         // NCCL copies locally on one rank: no link carries anything to fit.
         skipped.push_back(fmt::format("{}: one GPU moves no data between GPUs (kept in the file as a record)", s.id));
@@ -248,9 +395,23 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
   if (by_topology.empty() && !host_figures)
     throw core::ConfigError(options.measurements.front(), "", "no sweep the stock topologies can run (see --topology), and no host figures");
 
-  json patch = json::object(), fitted = json::array(), residuals = json::array();
+  FitRecord fit;
+  auto& patch = fit.patch;
+  auto& fitted = fit.fitted;
+  auto& residuals = fit.residuals;
   for (const auto& [topology, sweeps] : by_topology) {
     const auto spec = topo::load_topology(topology);
+    std::string ids;
+    std::vector<std::string> id_list;
+    for (const auto* s : sweeps) {
+      ids += (ids.empty() ? "" : ", ") + s->id;
+      id_list.push_back(s->id);
+    }
+    Calibrator calibrator(options, topology, sweeps);
+    if (std::any_of(sweeps.begin(), sweeps.end(), [](const auto* s) { return s->nodes > 1; })) {
+      fit_network(spec, topology, calibrator, ids, id_list, options.latencies_only, fit);
+      continue;
+    }
     const auto& gpu = spec.gpu_model(0);
     Parameters p;
     p.gpu = gpu.name;
@@ -263,14 +424,6 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     p.ll_step_us = static_cast<double>(gpu.protocols.at(topo::Protocol::kLL).step_latency) / 1e6;
     p.reduce_us = static_cast<double>(gpu.reduce_overhead) / 1e6;
     const Parameters before = p;
-
-    std::string ids;
-    std::vector<std::string> id_list;
-    for (const auto* s : sweeps) {
-      ids += (ids.empty() ? "" : ", ") + s->id;
-      id_list.push_back(s->id);
-    }
-    Calibrator calibrator(options, topology, sweeps);
     const auto predicted_before = calibrator.predict(p);
     const auto [small_before, large_before] = calibrator.errors(predicted_before);
 
@@ -282,10 +435,8 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
       // --fit latencies: the efficiency keeps its value.
     } else if (!ratios.empty()) {
       efficiency_from = fmt::format("median measured/predicted busbw over {} rows >= 64 MiB of {}", ratios.size(), ids);
-      for (int step = 0; step < 3 && !ratios.empty(); ++step) {
-        p.efficiency = std::clamp(p.efficiency * median(ratios), 0.05, 1.0);
-        if (step < 2) ratios = calibrator.bandwidth_ratios(calibrator.predict(p));
-      }
+      scale_efficiency(calibrator, p, std::move(ratios),
+                       [&](const std::vector<Predictions>& predicted) { return calibrator.bandwidth_ratios(predicted); });
     } else if (!peers.empty()) {
       double line = 0;
       for (const auto& port : spec.links)
@@ -302,7 +453,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     const std::string why = fmt::format("calibration: fabsim calibrate on {} (topology {})", ids, fs::path(topology).filename().string());
     patch.merge_patch(p.patch(why, id_list, !efficiency_from.empty()));
     auto record = [&](const std::string& name, const std::string& was, const std::string& now, const std::string& from) {
-      fitted.push_back({{"parameter", name}, {"before", was}, {"after", now}, {"fitted_from", from}});
+      fit.record(name, was, now, from);
     };
     if (!efficiency_from.empty())
       record(fmt::format("links/{}/efficiency", p.link), fmt::format("{:.4f}", before.efficiency), fmt::format("{:.4f}", p.efficiency), efficiency_from);
@@ -312,9 +463,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
       record(fmt::format("gpus/{}/protocols/ll/step_latency", p.gpu), us(before.ll_step_us), us(p.ll_step_us), from);
       record(fmt::format("gpus/{}/reduce_overhead", p.gpu), us(before.reduce_us), us(p.reduce_us), from);
     }
-    residuals.push_back({{"topology", topology}, {"datasets", ids},
-                         {"median_error_latency_bound", {{"before", small_before}, {"after", small_after}}},
-                         {"median_error_bandwidth_bound", {{"before", large_before}, {"after", large_after}}}});
+    fit.residual(topology, ids, {small_before, large_before}, {small_after, large_after});
   }
 
   // Host transfers (harness) fix the PCIe link efficiency: pinned copies are

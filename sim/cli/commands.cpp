@@ -359,6 +359,8 @@ void register_calibrate(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--topologies", options->topology_dir, "Folder of the stock topologies (default: the installed ones)");
   cmd->add_option("-o,--output", options->output, "Profile to write (fabsim-calibration/1)")->required();
   cmd->add_option("--pcie-link", options->pcie_link, "PCIe link model the host transfers fix")->capture_default_str();
+  cmd->add_option("--dataset", options->datasets,
+                  "Fit only the data set with this id (repeat for several); the others stay held out for fabsim validate");
   auto fit = std::make_shared<std::string>("all");
   cmd->add_option("--fit", *fit, "What to fit: all, or latencies (launch overhead, LL step and reduce latency; the efficiency keeps its value)")
       ->check(CLI::IsMember({"all", "latencies"}))

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/calibration/measurements.hpp"
 #include "sim/cli/child_run.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"
@@ -32,9 +33,14 @@ std::string string_member(const json& object, const char* key) {
 /// Which stock topology (and GPU model) a data set's system runs on, or why none does.
 std::string topology_for(const json& ds, const std::string& dir, std::string& gpu_model, std::string& why) {
   const std::string gpu = string_member(ds, "gpu");
-  if (core::integer_in_range(member(ds, "nodes"), 0, core::kMaxGpus) != 1) {
-    why = "multi-node: no stock topology models this system's NICs yet (issue 15)";
-    return "";
+  if (const auto nodes = core::integer_in_range(member(ds, "nodes"), 0, core::kMaxGpus); nodes != 1) {
+    const auto stock = calibration::multi_node_stock_topology(gpu + " " + string_member(ds, "system"), static_cast<int>(nodes.value_or(0)));
+    if (stock.topology.empty()) {
+      why = "multi-node: no stock topology models this system's NICs yet (issue 15)";
+      return "";
+    }
+    gpu_model = stock.gpu_model;
+    return dir + "/" + stock.topology;
   }
   if (gpu.find("H100") != std::string::npos && gpu.find("SXM") != std::string::npos) {
     gpu_model = "h100-sxm";

@@ -19,10 +19,12 @@ using nlohmann::json;
 
 namespace {
 
-std::string nccl_tests_text(const std::string& op, int gpus, const json& rows, int seed) {
+/// `hosts` > 1 spreads the ranks over that many hosts, as a multi-node run prints them.
+std::string nccl_tests_text(const std::string& op, int gpus, const json& rows, int seed, int hosts = 1) {
   std::string out = fmt::format("# Collective test starting: {}_perf\n# nThread 1 nGpus {} minBytes 8 maxBytes 1 step: 2(factor)\n", op, gpus);
   for (int g = 0; g < gpus; ++g)
-    out += fmt::format("#  Rank {:2} Group  0 Pid  1 on   host device {:2} [0000:18:00] NVIDIA H100 80GB HBM3\n", g, g);
+    out += fmt::format("#  Rank {:2} Group  0 Pid  1 on  host{} device {:2} [0000:18:00] NVIDIA H100 80GB HBM3\n", g, g / (gpus / hosts),
+                       g % (gpus / hosts));
   int k = seed;
   for (const auto& r : rows) {
     // Deterministic +-1% noise.
@@ -73,6 +75,40 @@ TEST_CASE("calibrate recovers known efficiency and latencies from noisy syntheti
   const auto& residual = profile["residuals"][0];
   CHECK(residual["median_error_bandwidth_bound"]["after"].get<double>() < 0.02);
   CHECK(residual["median_error_latency_bound"]["after"].get<double>() < 0.02);
+}
+
+TEST_CASE("calibrate recovers a network's efficiency and per-call latency from a noisy synthetic two-node sweep", "[calibration][slow]") {
+  const json truth = {{"format", "fabsim-calibration/1"},
+                      {"catalogue_patch",
+                       {{"links", {{"tcpxo-200", {{"efficiency", {{"value", 0.80}, {"source", "test truth"}}}}}}},
+                        {"nics", {{"gpudirect-tcpxo", {{"net_call_latency", {{"value", "40 us"}, {"source", "test truth"}}}}}}}}}};
+  const auto truth_path = write_temp("network-truth.json", truth.dump());
+  const std::string topology = source_path("topologies/gcp-a3mega-2node.json");
+  const auto r = run_fabsim(fmt::format("nccl-test --topology {} --op all_reduce -b 8 -e 8G -f 4 --format json --calibration {}", topology, truth_path));
+  REQUIRE(r.exit_code == 0);
+  const auto file = write_temp("synthetic-2node.txt", nccl_tests_text("all_reduce", 16, json::parse(r.out)["rows"], 7, 2));
+  const auto profile_path = write_temp("network-fitted.json", "");
+  const auto fit = run_fabsim(fmt::format("calibrate --topology {} -m {} -o {}", topology, file, profile_path));
+  REQUIRE(fit.exit_code == 0);
+  INFO(fit.out);
+  const json patch = json::parse(std::ifstream(profile_path))["catalogue_patch"];
+  CHECK(patch["links"]["tcpxo-200"]["efficiency"]["value"].get<double>() == Approx(0.80).epsilon(0.02));
+  CHECK(std::stod(patch["nics"]["gpudirect-tcpxo"]["net_call_latency"]["value"].get<std::string>()) == Approx(40.0).epsilon(0.05));
+  // A multi-node sweep fits the network, not the NVLink values single-node sweeps fix.
+  CHECK_FALSE(patch.contains("gpus"));
+}
+
+TEST_CASE("consistency: calibrate on the A3 Mega all-reduce refits the catalogue's TCPXO values within 1%, the all-gather held out",
+          "[calibration][slow]") {
+  const auto profile_path = write_temp("tcpxo-profile.json", "");
+  const auto fit = run_fabsim(fmt::format("calibrate -m {} --dataset h100_16gpu_2node_all_reduce_gcp_a3mega -o {}",
+                                          source_path("configs/measurements/published-measurements.json"), profile_path));
+  REQUIRE(fit.exit_code == 0);
+  INFO(fit.out);
+  CHECK(fit.out.find("h100_16gpu_2node_all_gather_gcp_a3mega_tcpxo_nccl2.28: held out (not named by --dataset)") != std::string::npos);
+  const json patch = json::parse(std::ifstream(profile_path))["catalogue_patch"];
+  CHECK(patch["links"]["tcpxo-200"]["efficiency"]["value"].get<double>() == Approx(0.9338).epsilon(0.01));
+  CHECK(std::stod(patch["nics"]["gpudirect-tcpxo"]["net_call_latency"]["value"].get<std::string>()) == Approx(89.116).epsilon(0.01));
 }
 
 TEST_CASE("consistency: calibrate on the sweeps the catalogue was fitted on refits its values within 1%, and the medians move 0.5 points at most",

@@ -317,3 +317,25 @@ TEST_CASE("two NVL72 racks: NCCL's default runs NVLSTree at 1 GiB (NVLS inside e
   // Each rack's reduced buffer crosses once each way: S out of each rack.
   CHECK(network_bytes == Approx(2.0 * (1ull << 30)).epsilon(1e-6));
 }
+
+TEST_CASE("flow level: a Tree's hops pay the network steps on their path, so an 8 B all-reduce over two HGX nodes agrees with the "
+          "segment level within 3% (it was 15% short)",
+          "[multinode]") {
+  const std::string topology = source_path("topologies/hgx-h100-2node.json");
+  const auto time_us = [&](const char* model) {
+    return nccl_test(topology, std::string("--algo tree -b 8 -e 8 --model ") + model)["rows"][0]["time_us"].get<double>();
+  };
+  const double segment = time_us("segment"), flow = time_us("flow");
+  INFO("segment " << segment << " us, flow " << flow << " us");
+  CHECK(flow == Approx(segment).epsilon(0.03));
+}
+
+TEST_CASE("a TCPXO NIC's per-call latency is paid once by a call across the two A3 Mega VMs, and not at all inside one", "[multinode]") {
+  const std::string topology = source_path("topologies/gcp-a3mega-2node.json");
+  const auto zero = fabsim::testing::write_temp("no-call-latency.json", R"({"format": "fabsim-calibration/1", "catalogue_patch":
+    {"nics": {"gpudirect-tcpxo": {"net_call_latency": {"value": "0 us", "source": "test"}}}}})");
+  const auto time_us = [&](const std::string& args) { return nccl_test(topology, args + " -b 8 -e 8")["rows"][0]["time_us"].get<double>(); };
+  // The catalogue's 89.116 us (fitted on the A3 Mega all-reduce's small sizes).
+  CHECK(time_us("") - time_us("--calibration " + zero) == Approx(89.116).margin(0.01));
+  CHECK(time_us("-g 8") == Approx(time_us("-g 8 --calibration " + zero)).margin(1e-9));
+}

@@ -139,3 +139,5 @@ fabsim_error_test_count(fuzz_measurements_size_1e63 20 "size_1e63.txt: line 19: 
   calibrate -m ${CMAKE_SOURCE_DIR}/tests/fuzz/regressions/measurements/size_1e63.txt -o nowhere.json)
 fabsim_error_test(fuzz_nccl_log_tuning_algo_not_utf8 "-o: nowhere.json was written but does not pass `fabsim trace check`"
   trace import --from nccl-log ${CMAKE_SOURCE_DIR}/tests/fuzz/regressions/nccl_log/tuning_algo_not_utf8.log -o nowhere.json)
+fabsim_error_test(calibrate_unknown_dataset "command line: --dataset: no data set 'no_such_run' in the measurements given"
+  calibrate -m ${CMAKE_SOURCE_DIR}/configs/measurements/published-measurements.json --dataset no_such_run -o nowhere.json)

@@ -30,7 +30,10 @@ CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabr
   network_per_gpu_gbps_ = spec.gpus.empty() ? 0.0 : network / static_cast<double>(spec.gpus.size());
   // The network plugin's reported latency: one NIC model per fabric in practice; the largest if several.
   for (const auto& d : spec.devices)
-    if (d.kind == topo::DeviceKind::kNic) plugin_latency_ = std::max(plugin_latency_, spec.catalogue.nics.at(d.model).net_latency);
+    if (d.kind == topo::DeviceKind::kNic) {
+      plugin_latency_ = std::max(plugin_latency_, spec.catalogue.nics.at(d.model).net_latency);
+      call_latency_ = std::max(call_latency_, spec.catalogue.nics.at(d.model).net_call_latency);
+    }
 }
 
 bool CollectivePlanner::sharp_available(const std::vector<int>& gpus, const std::vector<int>& domains, const std::vector<int>& rails) {
@@ -53,6 +56,11 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const int ranks = static_cast<int>(call.gpus.size());
   PlannedCall out;
   out.launch_overhead = gpu.launch_overhead;  // plus reduce_overhead below, for a reducing plan
+  // A call across NVLink domains pays its network path's per-call cost once.
+  if (call_latency_ > 0 && std::any_of(call.gpus.begin(), call.gpus.end(), [&](int g) {
+        return domain_of_gpu_[static_cast<std::size_t>(g)] != domain_of_gpu_[static_cast<std::size_t>(call.gpus.front())];
+      }))
+    out.launch_overhead += call_latency_;
   auto& plan = out.plan;
   auto& params = out.params;
   params.gpu_of_rank = call.gpus;

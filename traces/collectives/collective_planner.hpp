@@ -56,6 +56,7 @@ class CollectivePlanner {
   std::map<std::vector<int>, bool> nvls_cache_;
   double network_per_gpu_gbps_ = 0;  // NIC line rate per GPU
   core::TimePs plugin_latency_ = 0;  // NicModel::net_latency of the fabric's NICs
+  core::TimePs call_latency_ = 0;    // NicModel::net_call_latency of the fabric's NICs
 };
 
 }  // namespace fabsim::traces
