@@ -56,11 +56,6 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const int ranks = static_cast<int>(call.gpus.size());
   PlannedCall out;
   out.launch_overhead = gpu.launch_overhead;  // plus reduce_overhead below, for a reducing plan
-  // A call across NVLink domains pays its network path's per-call cost once.
-  if (call_latency_ > 0 && std::any_of(call.gpus.begin(), call.gpus.end(), [&](int g) {
-        return domain_of_gpu_[static_cast<std::size_t>(g)] != domain_of_gpu_[static_cast<std::size_t>(call.gpus.front())];
-      }))
-    out.launch_overhead += call_latency_;
   auto& plan = out.plan;
   auto& params = out.params;
   params.gpu_of_rank = call.gpus;
@@ -184,6 +179,15 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
   params.flow_level = plan.aggregated;
   if (!point_to_point) params.drift = gpu.channel_drift;
+  // A call whose data crosses NVLink domains pays its network path's per-call
+  // cost once (a send between two GPUs of one node does not, whatever its communicator).
+  const auto domain_of_rank = [&](int rank) {
+    return domain_of_gpu_[static_cast<std::size_t>(params.gpu_of_rank[static_cast<std::size_t>(rank)])];
+  };
+  if (call_latency_ > 0 && std::any_of(plan.transfers.begin(), plan.transfers.end(), [&](const PlannedTransfer& t) {
+        return t.kind == models::TransferKind::kPointToPoint && domain_of_rank(t.source) != domain_of_rank(t.destination);
+      }))
+    out.launch_overhead += call_latency_;
   return out;
 }
 

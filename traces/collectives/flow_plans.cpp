@@ -136,11 +136,12 @@ CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
       merged.switch_group = t.switch_group;
       merged.steps = 0;
       // Its first chunk's upstream hops, as merged transfers (they come first).
+      auto& fill = out.fill_after.emplace_back();
       if (pipeline) {
         std::vector<std::int32_t> upstream = t.also_after_received;
         if (t.after_received != kNoTransfer) upstream.push_back(t.after_received);
         for (auto u : upstream)
-          if (merged_of[static_cast<std::size_t>(u)] != it->second) merged.fill_after.push_back(merged_of[static_cast<std::size_t>(u)]);
+          if (merged_of[static_cast<std::size_t>(u)] != it->second) fill.push_back(merged_of[static_cast<std::size_t>(u)]);
       }
       out.transfers.push_back(merged);
       merged_depth.push_back(depth_of[i]);  // its first chunk's

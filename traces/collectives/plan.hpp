@@ -49,11 +49,6 @@ struct PlannedTransfer {
   /// 0 steps: it continues its predecessor's step and adds no latency of its own.
   std::uint32_t steps = 1;
   std::uint32_t fill_steps = 0;  ///< steps it waits for a pipeline to fill (its depth in a chain), moving no data
-  /// Flow-level pipelines: the transfers whose first chunk this one's first
-  /// chunk waited for before the pipeline was flattened. Their dependencies
-  /// are no longer enforced, but the network steps on that path still delay
-  /// this hop's first chunk (the executor sums them along the path).
-  std::vector<std::int32_t> fill_after;
   /// Flow-level plans: transfers of one lockstep group (a ring channel) are
   /// received together, when the slowest is, as a ring's data dependencies
   /// pace every hop to the slowest. -1: none.
@@ -84,6 +79,13 @@ struct CollectivePlan {
   std::vector<PlannedTransfer> transfers;
   /// Rank sets that in-switch transfers name by index (PlannedTransfer::switch_group).
   std::vector<std::vector<int>> switch_groups;
+  /// Flattened pipelines (flow level), one entry per transfer: the transfers
+  /// whose first chunk its first chunk waited for before flattening. Those
+  /// dependencies are no longer enforced, but the network steps on that path
+  /// still delay its first chunk (the executor sums them along the path).
+  /// Kept beside the transfers, not in them: segment-level plans hold
+  /// millions of transfers and never use it.
+  std::vector<std::vector<std::int32_t>> fill_after;
 
   double efficiency_of(const PlannedTransfer& t) const {
     return t.kind != models::TransferKind::kPointToPoint && in_switch_efficiency > 0 ? in_switch_efficiency : payload_efficiency;

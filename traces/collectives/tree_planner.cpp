@@ -85,9 +85,11 @@ void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes) {
   }
   // The chunks pipeline through the edges: every edge's flow runs at once,
   // its depth paid as fill steps, as coalesce_for_flow does for chains.
-  for (auto& t : plan.transfers) {
-    t.fill_after = t.also_after_received;
-    if (t.after_received != kNoTransfer) t.fill_after.push_back(t.after_received);
+  plan.fill_after.assign(plan.transfers.size(), {});
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    auto& t = plan.transfers[i];
+    plan.fill_after[i] = t.also_after_received;
+    if (t.after_received != kNoTransfer) plan.fill_after[i].push_back(t.after_received);
     t.after_received = t.after_released = t.after_sent = t.released_by = kNoTransfer;
     t.also_after_received.clear();
   }

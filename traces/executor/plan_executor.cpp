@@ -44,11 +44,13 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   // steps; the network steps upstream of a hop (a tree's link up to the other
   // node, then back down) delay its first chunk too: they add along the path.
   path_exposed_.assign(params_.flow_level ? n : 0, 0);
+  const bool pipelined = plan_.fill_after.size() == n;
   for (std::size_t i = 0; i < path_exposed_.size(); ++i) {
     const auto& t = plan_.transfers[i];
     if (t.lockstep >= 0) continue;  // a ring's steps pay the network in their step sync
     core::TimePs upstream = 0;
-    for (auto u : t.fill_after) upstream = std::max(upstream, path_exposed_.at(static_cast<std::size_t>(u)));
+    if (pipelined)
+      for (auto u : plan_.fill_after[i]) upstream = std::max(upstream, path_exposed_.at(static_cast<std::size_t>(u)));
     path_exposed_[i] = upstream + step_sync(params_, t.source, t.destination) - params_.step_latency;
   }
   switch_group_gpus_.clear();
