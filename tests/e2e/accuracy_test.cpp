@@ -73,19 +73,21 @@ void check_figure(double value, double claimed) {
 
 }  // namespace
 
-TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, the held-out A3 Mega "
-          "all-gather over TCPXO 10.3% / 10.4% / 3.3%)",
+TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, one A3 Mega VM's "
+          "8 GPUs 16.8% / 17.6% below 64 MiB, the held-out A3 Mega all-gather over TCPXO 10.3% / 10.4% / 3.3%)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
-               {{"out-of-sample", "single node", "H100", "bandwidth-bound", 30, 0.013, 0.097},
+               {{"out-of-sample", "single node", "H100", "latency-bound", 1, 0.168, 0.168},
+                {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
+                {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 1, 0.103, 0.103},
                 {"out-of-sample", "multi-node", "H100", "mid", 4, 0.104, 0.160},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 8, 0.033, 0.094}});
-  // Every family together, what the ctest bounds (README: 2.4% and 10.3%).
+  // Every family together, what the ctest bounds (README: 2.4% and 13.6%).
   CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.024 + kErrorMargin);
-  CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.103 + kErrorMargin);
+  CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.136 + kErrorMargin);
   // The EFA set stays skipped with its reason; both A3 Mega runs are predicted.
   std::map<std::string, std::string> skipped;
   for (const auto& s : doc["skipped"]) skipped[s["id"]] = s["reason"];
