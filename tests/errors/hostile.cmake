@@ -141,3 +141,5 @@ fabsim_error_test(fuzz_nccl_log_tuning_algo_not_utf8 "-o: nowhere.json was writt
   trace import --from nccl-log ${CMAKE_SOURCE_DIR}/tests/fuzz/regressions/nccl_log/tuning_algo_not_utf8.log -o nowhere.json)
 fabsim_error_test(calibrate_unknown_dataset "command line: --dataset: no data set 'no_such_run' in the measurements given"
   calibrate -m ${CMAKE_SOURCE_DIR}/configs/measurements/published-measurements.json --dataset no_such_run -o nowhere.json)
+fabsim_error_test(calibrate_multi_node_without_network "hgx-h100.json: /devices: a multi-node sweep fits the network: this topology has no NIC or no network link"
+  calibrate -m ${CMAKE_SOURCE_DIR}/tests/errors/two_host_all_reduce.txt --topology ${H100} -o nowhere.json)
