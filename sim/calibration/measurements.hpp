@@ -57,14 +57,6 @@ struct Measurements {
 /// core::ConfigError naming the file, line or JSON path on malformed input.
 Measurements load_measurements(const std::string& path);
 
-/// The stock topology a multi-node measured system runs on, from its free-text
-/// system and GPU description and its node count. Shared by calibrate and validate.
-struct StockSystem {
-  std::string topology;   ///< file name in topologies/; empty when none models the system
-  std::string gpu_model;  ///< catalogue key of its GPUs
-};
-StockSystem multi_node_stock_topology(const std::string& description, int nodes);
-
 /// The parsers behind load_measurements, exposed for tests.
 Measurements parse_nccl_tests_text(const std::string& text, const std::string& file);
 Measurements parse_measurements_json(const nlohmann::json& doc, const std::string& file);

@@ -17,6 +17,7 @@
 
 #include "sim/calibration/accuracy_summary.hpp"
 #include "sim/calibration/measurements.hpp"
+#include "sim/calibration/stock_systems.hpp"
 #include "sim/cli/child_run.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/core/error.hpp"

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/calibration/measurements.hpp"
+#include "sim/calibration/stock_systems.hpp"
 #include "sim/cli/child_run.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/error.hpp"

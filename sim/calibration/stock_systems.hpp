@@ -1,0 +1,17 @@
+#pragma once
+/// Which stock topology a measured system runs on, from the free-text
+/// description its data set gives.
+
+#include <string>
+
+namespace fabsim::calibration {
+
+/// The stock topology a multi-node measured system runs on, from its free-text
+/// system and GPU description and its node count. Shared by calibrate and validate.
+struct StockSystem {
+  std::string topology;   ///< file name in topologies/; empty when none models the system
+  std::string gpu_model;  ///< catalogue key of its GPUs
+};
+StockSystem multi_node_stock_topology(const std::string& description, int nodes);
+
+}  // namespace fabsim::calibration
