@@ -27,7 +27,10 @@ struct PeerResult {
 };
 
 struct HostResult {
-  double host_to_device_gbps = 0, device_to_host_gbps = 0, device_copy_gbps = 0, kernel_launch_us = 0;
+  double host_to_device_gbps = 0, device_to_host_gbps = 0, device_copy_gbps = 0;
+  double kernel_launch_us = 0;          ///< per launch, 1000 empty kernels back to back (the launch rate)
+  double launch_round_trip_us = 0;      ///< one empty kernel launched and waited for, host clock (the idle launch)
+  double host_read_round_trip_us = 0;   ///< one GPU thread's dependent 4-byte reads of pinned host memory, per read
 };
 
 struct NcclRow {
@@ -45,7 +48,8 @@ struct NcclSweep {
 /// and peer latency for every ordered pair that has peer access; pairs
 /// without it go to `skipped`.
 std::vector<PeerResult> measure_peers(int gpus, const Options& o, std::vector<std::string>& skipped);
-/// Pinned host-device bandwidth, device memory copy and kernel launch latency on GPU 0.
+/// Pinned host-device bandwidth, device memory copy, kernel launch latency
+/// (back to back and one at a time) and the GPU's read round trip to host memory, on GPU 0.
 HostResult measure_host(const Options& o);
 /// nccl-tests style sweeps of every collective, per forced algorithm, on all GPUs (one process).
 std::vector<NcclSweep> measure_nccl(int gpus, const Options& o, std::vector<std::string>& skipped);

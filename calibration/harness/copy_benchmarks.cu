@@ -3,6 +3,9 @@
 // the median of several repetitions; pinned host memory, no managed memory.
 
 #include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
 
 #include "benchmarks.hpp"
 #include "checks.hpp"
@@ -23,6 +26,15 @@ __global__ void copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst
 }
 
 __global__ void empty_kernel() {}
+
+/// One thread follows a chain of indices through pinned host memory: each read
+/// waits for the one before, so the time per read is the GPU's round trip over
+/// PCIe to host memory and back. Volatile: no read is served from the GPU's caches.
+__global__ void chase_host_memory(const volatile unsigned* chain, unsigned start, int reads, unsigned* sink) {
+  unsigned at = start;
+  for (int i = 0; i < reads; ++i) at = chain[at];
+  *sink = at;
+}
 
 /// One side of the ping-pong: waits for `expect` in its own flag, then writes `expect + 1` into the peer's.
 __global__ void ping_pong(volatile int* mine, volatile int* peer, int iterations, bool starts) {
@@ -164,10 +176,54 @@ HostResult measure_host(const Options& o) {
     d2d.push_back(gbps(2 * o.copy_bytes, copy));  // read + write
     launch.push_back(static_cast<double>(launches) * 1e3 / kLaunches);
   }
+  HostResult result{median(h2d), median(d2h), median(d2d), median(launch), 0, 0};
+
+  // One launch at a time, as an idle GPU sees it: launch, wait, on the host's clock.
+  std::vector<double> round_trips;
+  for (int i = 0; i < 20 + 200; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    empty_kernel<<<1, 1, 0, s>>>();
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto end = std::chrono::steady_clock::now();
+    if (i >= 20) round_trips.push_back(std::chrono::duration<double, std::micro>(end - begin).count());
+  }
+  result.launch_round_trip_us = median(round_trips);
+
+  // Dependent reads of host memory: a random cycle over 64 MiB, one read per
+  // 4 KiB page, each repetition going on where the last stopped, so no read
+  // repeats a line (nothing to cache, nothing to prefetch).
+  constexpr std::size_t kChainBytes = 64u << 20, kStride = 4096 / sizeof(unsigned);
+  constexpr int kReads = 2000;  // (warm-up + repetitions) x reads stays under the 16,384 pages
+  unsigned* chain = nullptr;
+  unsigned* sink = nullptr;
+  CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&chain), kChainBytes, cudaHostAllocMapped));
+  CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+  const std::size_t pages = kChainBytes / sizeof(unsigned) / kStride;
+  std::vector<unsigned> order(pages);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin() + 1, order.end(), std::mt19937(12345));  // a fixed seed: the same chain every run
+  for (std::size_t i = 0; i < pages; ++i)
+    chain[order[i] * kStride] = static_cast<unsigned>(order[(i + 1) % pages] * kStride);
+  unsigned* chain_on_device = nullptr;
+  CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&chain_on_device), chain, 0));
+  std::vector<double> reads;
+  for (int r = 0; r < o.warmup + o.repetitions; ++r) {
+    const float ms = time_on(s, [&] {
+      const std::size_t first = static_cast<std::size_t>(r) * kReads % pages;
+      chase_host_memory<<<1, 1, 0, s>>>(chain_on_device, static_cast<unsigned>(order[first] * kStride), kReads, sink);
+      CUDA_CHECK(cudaGetLastError());
+    });
+    if (r >= o.warmup) reads.push_back(static_cast<double>(ms) * 1e3 / kReads);
+  }
+  result.host_read_round_trip_us = median(reads);
+  CUDA_CHECK(cudaFree(sink));
+  CUDA_CHECK(cudaFreeHost(chain));
+
   CUDA_CHECK(cudaStreamDestroy(s));
   CUDA_CHECK(cudaFree(device));
   CUDA_CHECK(cudaFreeHost(host));
-  return {median(h2d), median(d2h), median(d2d), median(launch)};
+  return result;
 }
 
 }  // namespace harness

@@ -13,7 +13,8 @@ nlohmann::json measurements_json(const nlohmann::json& machine, const std::vecto
     doc["peers"].push_back(entry);
   }
   doc["host"] = {{"host_to_device_GBps", host.host_to_device_gbps}, {"device_to_host_GBps", host.device_to_host_gbps},
-                 {"device_copy_GBps", host.device_copy_gbps}, {"kernel_launch_us", host.kernel_launch_us}};
+                 {"device_copy_GBps", host.device_copy_gbps}, {"kernel_launch_us", host.kernel_launch_us},
+                 {"launch_round_trip_us", host.launch_round_trip_us}, {"host_read_round_trip_us", host.host_read_round_trip_us}};
   const std::string gpu = machine["gpus"].empty() ? "" : machine["gpus"][0]["name"].get<std::string>();
   for (const auto& s : nccl) {
     json rows = json::array();

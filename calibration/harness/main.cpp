@@ -66,8 +66,9 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "fabsim-calibrate: %d GPU(s), %s\n", gpus, machine["gpus"][0]["name"].get<std::string>().c_str());
     const auto host = harness::measure_host(options);
-    std::fprintf(stderr, "host: H2D %.1f GB/s, D2H %.1f GB/s, device copy %.1f GB/s, launch %.2f us\n", host.host_to_device_gbps,
-                 host.device_to_host_gbps, host.device_copy_gbps, host.kernel_launch_us);
+    std::fprintf(stderr, "host: H2D %.1f GB/s, D2H %.1f GB/s, device copy %.1f GB/s, launch %.2f us back to back, %.2f us one at a time, host read %.3f us\n",
+                 host.host_to_device_gbps, host.device_to_host_gbps, host.device_copy_gbps, host.kernel_launch_us, host.launch_round_trip_us,
+                 host.host_read_round_trip_us);
     const auto peers = harness::measure_peers(gpus, options, skipped);
     const auto nccl = harness::measure_nccl(gpus, options, skipped);
     std::ofstream(output) << harness::measurements_json(machine, peers, host, nccl, skipped).dump(1) << '\n';
