@@ -202,12 +202,17 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
       m.device_to_host_gbps = h.number("device_to_host_GBps", false);
       m.device_copy_gbps = h.number("device_copy_GBps", false);
       m.launch_latency_us = h.number("kernel_launch_us", false);
+      m.launch_round_trip_us = h.number("launch_round_trip_us", false);
+      m.host_read_round_trip_us = h.number("host_read_round_trip_us", false);
       h.reject_unknown_keys();
     }
     if (const json* skipped = root.child("skipped", json::value_t::array, false))
       for (const auto& s : *skipped)
         if (s.is_string()) m.skipped.push_back(s.get<std::string>());
-    root.child("machine", json::value_t::object, false);
+    if (const json* machine = root.child("machine", json::value_t::object, false))
+      if (machine->contains("gpus") && (*machine)["gpus"].is_array() && !(*machine)["gpus"].empty() && (*machine)["gpus"][0].is_object() &&
+          (*machine)["gpus"][0].contains("name") && (*machine)["gpus"][0]["name"].is_string())
+        m.gpu = (*machine)["gpus"][0]["name"].get<std::string>();
     root.reject_unknown_keys();
   } else if (doc.contains("point_to_point_datasets") && doc["point_to_point_datasets"].is_array()) {
     // p2pBandwidthLatencyTest: the unidirectional P2P-enabled rows (copy engine).

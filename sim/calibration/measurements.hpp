@@ -44,9 +44,12 @@ struct MeasuredPeer {
 
 struct Measurements {
   std::string file;
+  std::string gpu;  ///< the harness's machine/gpus/0/name ("NVIDIA H200"); empty for other sources
   std::vector<MeasuredSweep> sweeps;
   std::vector<MeasuredPeer> peers;
-  std::optional<double> launch_latency_us;   ///< empty-kernel launch (harness)
+  std::optional<double> launch_latency_us;   ///< empty-kernel launch, back to back (harness)
+  std::optional<double> launch_round_trip_us;     ///< one empty kernel launched and waited for (harness)
+  std::optional<double> host_read_round_trip_us;  ///< a GPU thread's dependent read of pinned host memory (harness)
   std::optional<double> host_to_device_gbps;
   std::optional<double> device_to_host_gbps;
   std::optional<double> device_copy_gbps;
