@@ -14,4 +14,10 @@ struct StockSystem {
 };
 StockSystem multi_node_stock_topology(const std::string& description, int nodes);
 
+/// The stock topology whose GPU-to-host PCIe path (GPU, PCIe switch, root
+/// complex) stands for a measured GPU's, and the GPU's catalogue key: an SXM
+/// H100 or H200 ("NVIDIA H200") sits on the HGX baseboard of hgx-h100-2node.
+/// Empty topology when no stock file models the GPU's host path.
+StockSystem host_path_system(const std::string& gpu);
+
 }  // namespace fabsim::calibration

@@ -1,4 +1,5 @@
 #include "sim/cli/calibrate_command.hpp"
+#include "sim/cli/host_comparison.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -489,12 +490,22 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
                       {"fitted_from", from}});
   }
 
+  // What one GPU's harness run says about the catalogue, beside what it fits.
+  std::vector<std::string> not_compared;
+  const auto comparisons = compare_host_figures(all, options.pcie_link, options.topology_dir, not_compared);
+  for (const auto& s : not_compared) skipped.push_back(s);
+  json host_comparisons = json::array();
+  for (const auto& c : comparisons) host_comparisons.push_back(c.to_json());
+  if (!options.latencies_only)
+    if (const json path_patch = fit_host_path(comparisons, fitted); !path_patch.is_null()) patch.merge_patch(path_patch);
+
   const json profile = {{"format", "fabsim-calibration/1"},
                         {"created_by", "fabsim calibrate"},
                         {"measurements", options.measurements},
                         {"catalogue_patch", patch},
                         {"fitted", fitted},
                         {"residuals", residuals},
+                        {"host_comparisons", host_comparisons},
                         {"skipped", skipped}};
   core::write_file_atomically(options.output, profile.dump(1) + "\n");
   for (const auto& f : fitted)
@@ -505,6 +516,9 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
                fs::path(r["topology"].get<std::string>()).filename().string(),
                100 * r["median_error_latency_bound"]["before"].get<double>(), 100 * r["median_error_latency_bound"]["after"].get<double>(),
                100 * r["median_error_bandwidth_bound"]["before"].get<double>(), 100 * r["median_error_bandwidth_bound"]["after"].get<double>());
+  for (const auto& c : comparisons)
+    fmt::print(out, "harness vs catalogue: {} {:.3g} {} (median of {}) against {:.3g} {} ({:.2f}x; {}): {}\n", c.quantity, c.measured, c.unit,
+               c.runs, c.catalogue, c.unit, c.ratio(), c.catalogue_from, c.meaning);
   for (const auto& s : skipped) fmt::print(out, "skipped: {}\n", s.get<std::string>());
   fmt::print(out, "wrote {}\n", options.output);
   return 0;
