@@ -233,6 +233,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
                           fmt::format("expected an efficiency in (0, 1], found {}", m.ring_gather_scatter_efficiency));
   m.p2p_channels = static_cast<int>(p.integer("p2p_channels", 1, core::kMaxChannels).value_or(1));
   m.p2p_chunk = static_cast<Bytes>(p.positive_bytes("p2p_chunk").value_or(1));
+  if (o.has("p2p_net_chunk")) m.p2p_net_chunk = static_cast<Bytes>(p.positive_bytes("p2p_net_chunk").value_or(1));  // else NCCL's default
   m.p2p_ll_threshold = static_cast<Bytes>(p.quantity("p2p_ll_threshold", QuantityKind::kBytes).value_or(1));
   m.tuner_ring_bus_bandwidth = {p.quantity("tuner_ring_bus_bandwidth", QuantityKind::kBandwidth).value_or(1)};
   m.tuner_ll_max_bandwidth = {p.quantity("tuner_ll_max_bandwidth", QuantityKind::kBandwidth).value_or(1)};

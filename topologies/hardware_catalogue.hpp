@@ -160,6 +160,7 @@ struct GpuModel {
   Bandwidth tuner_ll128_channel_max;     ///< perChMaxRingLL128Bw
   int p2p_channels = 1;         ///< NCCL's p2p channel count (next power of two of the ring count)
   Bytes p2p_chunk = 0;          ///< P2P chunk for Simple on this GPU's links (NVLink)
+  Bytes p2p_net_chunk = 128 * 1024;  ///< NCCL_P2P_NET_CHUNKSIZE: the P2P chunk when the communicator spans nodes
   Bytes p2p_ll_threshold = 0;   ///< NCCL_P2P_LL_THRESHOLD per channel
   std::map<Protocol, ProtocolParams> protocols;
   std::optional<NvlsParams> nvls;  ///< absent where the GPU has no NVLS (before Hopper)

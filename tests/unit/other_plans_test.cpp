@@ -110,3 +110,58 @@ TEST_CASE("tree all-reduce on one node: reduce up the chain to rank 0, broadcast
   for (const auto& t : plan.transfers)
     if (t.source == 0) CHECK(plan.transfers[t.after_received].destination == 0);
 }
+
+namespace {
+/// Two NVLink domains of `per_domain` ranks each, a 400 Gb/s NIC per GPU (4 channels per network peer).
+traces::P2PNetwork two_domains(int per_domain, int channels_per_net_peer = 4) {
+  traces::P2PNetwork n;
+  for (int r = 0; r < 2 * per_domain; ++r) n.domain_of_rank.push_back(r / per_domain);
+  n.channels_per_net_peer = channels_per_net_peer;
+  return n;
+}
+std::map<std::pair<int, int>, core::Bytes> largest_chunk_by_pair(const traces::CollectivePlan& plan) {
+  std::map<std::pair<int, int>, core::Bytes> out;
+  for (const auto& t : plan.transfers) out[{t.source, t.destination}] = std::max(out[{t.source, t.destination}], t.payload);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("NCCL's channels for a network peer: one per NIC, one per 14 GB/s of NIC bandwidth", "[plan][p2p]") {
+  CHECK(traces::p2p_net_peer_channels(1, 50.0) == 4);   // 400 Gb/s (NDR, CX-7)
+  CHECK(traces::p2p_net_peer_channels(1, 25.0) == 2);   // 200 Gb/s (TCPXO)
+  CHECK(traces::p2p_net_peer_channels(1, 100.0) == 8);  // 800 Gb/s (CX-8)
+  CHECK(traces::p2p_net_peer_channels(2, 12.5) == 2);   // two 100 Gb/s NICs: one channel each
+  CHECK(traces::p2p_net_peer_channels(0, 0.0) == 1);
+}
+
+TEST_CASE("p2p across nodes runs as NCCL's multi-node communicators do: 128 KiB chunks, a network peer's channels, Simple", "[plan][p2p]") {
+  const auto network = two_domains(8);
+  // The ring shift on 16 ranks, 1 GiB each: every pair gets 4 channels (the network peer's), parts of at most 128 KiB.
+  const auto plan = traces::plan_p2p({CollectiveOp::kSendRecv, 16, 0, 1ull << 30}, h100(), false, &network);
+  CHECK(plan.protocol == "Simple");
+  CHECK(plan.channels == 4);
+  for (const auto& [pair, chunk] : largest_chunk_by_pair(plan)) CHECK(chunk == 128 * 1024);  // NVLink pairs too
+  // Small messages: Simple even where LL would serve one node (no LL buffers for network P2P), and the
+  // network pairs' chunk quartered below one chunk, halved below eight.
+  CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 16, 0, 16 * 1024}, h100()).protocol == "LL");
+  CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 16, 0, 16 * 1024}, h100(), false, &network).protocol == "Simple");
+  const auto small = traces::plan_p2p({CollectiveOp::kSendRecv, 16, 0, 64 * 1024}, h100(), false, &network);
+  const auto small_chunks = largest_chunk_by_pair(small);
+  CHECK(small_chunks.at({7, 8}) == 32 * 1024);   // crosses: 128 KiB / 4
+  CHECK(small_chunks.at({0, 1}) == 64 * 1024);   // NVLink pair: the whole 64 KiB in one 128 KiB chunk
+  const auto mid = largest_chunk_by_pair(traces::plan_p2p({CollectiveOp::kSendRecv, 16, 0, 512 * 1024}, h100(), false, &network));
+  CHECK(mid.at({15, 0}) == 64 * 1024);  // crosses: 128 KiB / 2
+  CHECK(mid.at({3, 4}) == 128 * 1024);
+}
+
+TEST_CASE("p2p across nodes: many ranks share the p2p channels, one channel a pair at 1,024 ranks", "[plan][p2p]") {
+  const auto gpu = h100();  // 32 p2p channels
+  // 16 ranks: 4 channels a pair for large messages (parts of at most 128 KiB), 2 for 256 KiB, 1 for 64 KiB.
+  CHECK(traces::p2p_multi_node_channels(gpu, two_domains(8), 16, 1ull << 30) == 4);
+  CHECK(traces::p2p_multi_node_channels(gpu, two_domains(8), 16, 256 * 1024) == 2);
+  CHECK(traces::p2p_multi_node_channels(gpu, two_domains(8), 16, 64 * 1024) == 1);
+  // 1,024 ranks in batches of 8 p2p operations: 4 x 128 batches exceed 32 channels, so one each.
+  CHECK(traces::p2p_multi_node_channels(gpu, two_domains(512), 1024, 1ull << 30) == 1);
+  // TCPXO's 200 Gb/s NICs: 2 channels a network peer.
+  CHECK(traces::p2p_multi_node_channels(gpu, two_domains(8, 2), 16, 1ull << 30) == 2);
+}

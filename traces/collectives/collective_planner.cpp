@@ -28,6 +28,8 @@ CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabr
         (spec.devices[l.a].kind == topo::DeviceKind::kNic || spec.devices[l.b].kind == topo::DeviceKind::kNic))
       network += l.raw_bandwidth().gbytes_per_second();
   network_per_gpu_gbps_ = spec.gpus.empty() ? 0.0 : network / static_cast<double>(spec.gpus.size());
+  const auto nics = std::count_if(spec.devices.begin(), spec.devices.end(), [](const auto& d) { return d.kind == topo::DeviceKind::kNic; });
+  if (nics > 0 && !spec.gpus.empty()) nics_per_gpu_ = std::max(1, static_cast<int>(nics / static_cast<long>(spec.gpus.size())));
   // The network plugin's reported latency: one NIC model per fabric in practice; the largest if several.
   for (const auto& d : spec.devices)
     if (d.kind == topo::DeviceKind::kNic) {
@@ -72,8 +74,15 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   // charges each a 3.5th of the network latency (tuning.cc, nccl-model.md §4).
   double net_step_share = 1.0;
   if (point_to_point) {
-    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu, flow_level)
-                      : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu, flow_level);
+    // A communicator over several NVLink domains runs NCCL's multi-node P2P (P2PNetwork).
+    P2PNetwork network;
+    for (int g : call.gpus) network.domain_of_rank.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
+    const bool spans_nodes = std::any_of(network.domain_of_rank.begin(), network.domain_of_rank.end(),
+                                         [&](int d) { return d != network.domain_of_rank.front(); });
+    network.channels_per_net_peer = p2p_net_peer_channels(nics_per_gpu_, network_per_gpu_gbps_);
+    const P2PNetwork* across = spans_nodes ? &network : nullptr;
+    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu, flow_level, across)
+                      : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu, flow_level, across);
     net_protocol = *parse_protocol(plan.protocol);
     params.step_latency = gpu.protocols.at(net_protocol).step_latency;
   } else {

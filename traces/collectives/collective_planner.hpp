@@ -55,6 +55,7 @@ class CollectivePlanner {
   std::vector<int> domain_of_gpu_, rail_of_gpu_;
   std::map<std::vector<int>, bool> nvls_cache_;
   double network_per_gpu_gbps_ = 0;  // NIC line rate per GPU
+  int nics_per_gpu_ = 0;             // NICs over GPUs, at least one where there are NICs
   core::TimePs plugin_latency_ = 0;  // NicModel::net_latency of the fabric's NICs
   core::TimePs call_latency_ = 0;    // NicModel::net_call_latency of the fabric's NICs
 };

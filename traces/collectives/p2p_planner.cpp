@@ -1,6 +1,7 @@
 #include "traces/collectives/p2p_planner.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -46,17 +47,61 @@ int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer
   return std::max(1, std::min(per_peer, useful));
 }
 
+int p2p_net_peer_channels(int nics_per_gpu, double nic_gbytes_per_second_per_gpu) {
+  constexpr int kPerChannelNetGbps = 14;  // NCCL_P2P_PER_CHANNEL_NET_BW (paths.cc)
+  const int bandwidth = static_cast<int>(nic_gbytes_per_second_per_gpu);  // NCCL truncates the NIC's GB/s
+  return std::max({1, nics_per_gpu, (bandwidth + kPerChannelNetGbps - 1) / kPerChannelNetGbps});
+}
+
+int p2p_multi_node_channels(const topo::GpuModel& gpu, const P2PNetwork& network, int ranks, core::Bytes peer_bytes) {
+  // p2pnChannelsPerPeer: the fewest any peer gets, a power of two. NVLink
+  // peers get two per NVLink's worth of bandwidth (18 on an H100), more than
+  // a network peer, so the network peer sets it.
+  int per_peer = 1;
+  while (per_peer < network.channels_per_net_peer) per_peer *= 2;
+  constexpr int kP2pPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH (device.h)
+  const int batches = (std::max(1, ranks) + kP2pPerBatch - 1) / kP2pPerBatch;
+  while (per_peer * batches > gpu.p2p_channels && per_peer > 1) per_peer /= 2;
+  int fewest = per_peer;  // scheduleP2pTasksToPlan: one channel per operation when all ranks must fit
+  while (fewest * ranks > gpu.p2p_channels && fewest > 1) fewest /= 2;
+  // addP2pToPlan across nodes: parts between half a chunk and one chunk.
+  const core::Bytes min_part = std::max<core::Bytes>(1, gpu.p2p_net_chunk / 2), max_part = gpu.p2p_net_chunk;
+  if (peer_bytes == 0) return 1;
+  int channels = static_cast<int>(std::min<core::Bytes>(static_cast<core::Bytes>(fewest), core::div_up(peer_bytes, min_part)));
+  core::Bytes part = std::max(min_part, core::div_up(peer_bytes, static_cast<core::Bytes>(channels)));
+  while (part > max_part && channels <= per_peer / 2) {
+    channels *= 2;
+    part = core::div_up(peer_bytes, static_cast<core::Bytes>(channels));
+  }
+  return channels;
+}
+
 namespace {
+
+/// The chunk a pair moves: across nodes NCCL's network chunk for every pair,
+/// tuned down for small messages on network connections (addP2pToPlan);
+/// within a node the GPU's NVLink chunk (Simple) or the protocol's slot (LL).
+core::Bytes pair_chunk(const P2PFlow& f, const topo::GpuModel& gpu, const P2PNetwork* network, core::Bytes single_node_chunk) {
+  if (!network) return single_node_chunk;
+  const core::Bytes step = gpu.p2p_net_chunk;
+  const auto& domain = network->domain_of_rank;
+  const bool crosses = domain.at(static_cast<std::size_t>(f.source)) != domain.at(static_cast<std::size_t>(f.destination));
+  if (!crosses) return step;
+  if (f.bytes < step) return std::max<core::Bytes>(1, step / 4);
+  if (f.bytes < 8 * step) return std::max<core::Bytes>(1, step / 2);
+  return step;
+}
 
 /// Chunk k of a flow goes to channel base + k % per_peer: channel c of the
 /// flow carries every per_peer-th chunk from c, the last one short. Pairs are
 /// independent and issued at once: grouped by destination, the route search
 /// walks each destination's field while it is warm in cache (a million pairs
 /// on 1,024 GPUs), not a different one per pair as NCCL's round order would.
-void plan_aggregated_p2p(CollectivePlan& plan, const std::vector<P2PFlow>& flows, int per_peer, core::Bytes chunk) {
+void plan_aggregated_p2p(CollectivePlan& plan, const std::vector<P2PFlow>& flows, int per_peer, const std::function<core::Bytes(const P2PFlow&)>& chunk_of) {
   plan.aggregated = true;
   std::map<int, int> next_channel_base;  // by source: channels used so far
   for (const auto& f : flows) {
+    const core::Bytes chunk = chunk_of(f);
     const int base = next_channel_base[f.source];
     next_channel_base[f.source] += per_peer;
     const core::Bytes chunks = core::div_up(f.bytes, chunk);
@@ -77,11 +122,11 @@ void plan_aggregated_p2p(CollectivePlan& plan, const std::vector<P2PFlow>& flows
 
 }  // namespace
 
-CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level) {
-  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu, flow_level);
+CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level, const P2PNetwork* network) {
+  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu, flow_level, network);
 }
 
-CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level) {
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level, const P2PNetwork* network) {
   std::map<int, int> peers_of;  // sends per rank, to size its channels
   core::Bytes largest = 0;
   for (const auto& f : flows) {
@@ -90,15 +135,25 @@ CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, cons
   }
   int peers = 1;
   for (const auto& [rank, count] : peers_of) peers = std::max(peers, count);
-  const int per_peer = p2p_channels_per_peer(gpu, peers, largest);
-  const topo::Protocol proto = p2p_protocol(gpu, largest, per_peer);
+  const int per_peer = network ? p2p_multi_node_channels(gpu, *network, ranks, largest) : p2p_channels_per_peer(gpu, peers, largest);
+  // A pair through the network runs Simple (no LL buffers for network P2P by
+  // default: NCCL_ALLOC_P2P_NET_LL_BUFFERS=0); the plan has one protocol, so
+  // then every pair does, the NVLink ones too.
+  const bool any_crossing = network && std::any_of(flows.begin(), flows.end(), [&](const P2PFlow& f) {
+                              return network->domain_of_rank.at(static_cast<std::size_t>(f.source)) !=
+                                     network->domain_of_rank.at(static_cast<std::size_t>(f.destination));
+                            });
+  const topo::Protocol proto = any_crossing ? topo::Protocol::kSimple : p2p_protocol(gpu, largest, per_peer);
   const auto& p = gpu.protocols.at(proto);
 
   auto plan = CollectivePlan::empty("P2P", topo::protocol_name(proto), std::max(1, ranks), std::max(1, per_peer * peers),
                                     p.payload_efficiency);
-  const core::Bytes chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
+  const core::Bytes single_node_chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
+  const auto chunk_of = [&](const P2PFlow& f) {
+    return proto == topo::Protocol::kSimple ? pair_chunk(f, gpu, network, single_node_chunk) : single_node_chunk;
+  };
   if (flow_level) {
-    plan_aggregated_p2p(plan, flows, per_peer, chunk);
+    plan_aggregated_p2p(plan, flows, per_peer, chunk_of);
     return plan;
   }
   std::map<std::pair<int, int>, std::vector<std::int32_t>> connection;  // (channel, source) -> sends
@@ -106,6 +161,7 @@ CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, cons
   for (const auto& f : flows) {
     const int base = next_channel_base[f.source];
     next_channel_base[f.source] += per_peer;
+    const core::Bytes chunk = chunk_of(f);
     int k = 0;
     for (core::Bytes offset = 0; offset < f.bytes; offset += chunk, ++k) {
       PlannedTransfer t;

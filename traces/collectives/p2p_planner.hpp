@@ -36,12 +36,35 @@ topo::Protocol p2p_protocol(const topo::GpuModel& gpu, core::Bytes peer_bytes, i
 /// talks to (a power of two), at least 32 KiB of traffic each.
 int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer_bytes);
 
+/// How NCCL runs point-to-point in a communicator that spans nodes (nccl
+/// src/init.cc computeBuffSizes, src/graph/paths.cc ncclTopoGetNchannels and
+/// ncclTopoComputeP2pChannels, src/enqueue.cc addP2pToPlan; nccl-model.md
+/// section 2.6): every pair moves P2P_NET_CHUNKSIZE chunks, NVLink pairs too;
+/// a pair gets at most the channels a network peer gets; pairs through the
+/// network shrink their chunk for small messages and never use LL (NCCL
+/// allocates no LL buffers for network P2P unless told to).
+struct P2PNetwork {
+  std::vector<int> domain_of_rank;  ///< NVLink domain of each rank: pairs in different ones cross the network
+  int channels_per_net_peer = 1;    ///< max(the GPU's NICs, ceil(their bandwidth / 14 GB/s)): p2p_net_peer_channels
+};
+
+/// NCCL's channels for a network peer: at least one per local NIC, and one
+/// per 14 GB/s of NIC bandwidth (NCCL_P2P_PER_CHANNEL_NET_BW).
+int p2p_net_peer_channels(int nics_per_gpu, double nic_gbytes_per_second_per_gpu);
+
+/// Channels each pair of a multi-node call of `ranks` ranks gets when the
+/// largest pair moves `peer_bytes` (NCCL: p2pnChannelsPerPeer, then the
+/// per-operation split of addP2pToPlan with parts between half a chunk and one).
+int p2p_multi_node_channels(const topo::GpuModel& gpu, const P2PNetwork& network, int ranks, core::Bytes peer_bytes);
+
 /// With `flow_level`, the plan is aggregated as the flow level runs it: one
 /// transfer per pair and channel standing for that channel's chunks (what
 /// coalescing the chunk plan gives, without building it), grouped by destination.
-CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level = false);
+/// `network`, when not null, is the communicator's spread over nodes (see P2PNetwork).
+CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level = false, const P2PNetwork* network = nullptr);
 
 /// The same schedule for flows given one by one (ranks index a communicator of `ranks`).
-CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level = false);
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level = false,
+                              const P2PNetwork* network = nullptr);
 
 }  // namespace fabsim::traces
