@@ -470,10 +470,8 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
 
   // Host transfers (harness) fix the PCIe link efficiency: pinned copies are
   // bounded by the GPU's PCIe link alone.
-  std::vector<double> host_rates;
-  for (const auto& m : all)
-    for (const auto& v : {m.host_to_device_gbps, m.device_to_host_gbps})
-      if (v && *v > 0) host_rates.push_back(*v * 1e9);
+  std::vector<double> host_rates = pinned_copy_rates_gbps(all);
+  for (auto& r : host_rates) r *= 1e9;  // bytes per second, as the link's line rate
   if (!host_rates.empty()) {
     const auto catalogue = topo::load_hardware_catalogue(topo::default_catalogue_path());
     const auto it = catalogue.links.find(options.pcie_link);

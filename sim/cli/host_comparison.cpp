@@ -107,6 +107,14 @@ nlohmann::json HostComparison::to_json() const {
           {"catalogue", catalogue}, {"ratio", ratio()}, {"catalogue_from", catalogue_from}, {"meaning", meaning}};
 }
 
+std::vector<double> pinned_copy_rates_gbps(const std::vector<Measurements>& all) {
+  std::vector<double> rates;
+  for (const auto& m : all)
+    for (const auto& v : {m.host_to_device_gbps, m.device_to_host_gbps})
+      if (v && *v > 0) rates.push_back(*v);
+  return rates;
+}
+
 nlohmann::json fit_host_path(const std::vector<HostComparison>& comparisons, nlohmann::json& fitted) {
   for (const auto& c : comparisons) {
     if (c.terms.empty() || c.ratio() <= 0 || c.ratio() >= 1) continue;
@@ -142,10 +150,7 @@ std::vector<HostComparison> compare_host_figures(const std::vector<Measurements>
   const auto spec = topo::load_topology(topology_dir + "/" + system.topology);
   const auto& catalogue = spec.catalogue;
 
-  std::vector<double> rates;
-  for (const auto& m : all)
-    for (const auto& v : {m.host_to_device_gbps, m.device_to_host_gbps})
-      if (v && *v > 0) rates.push_back(*v);
+  const auto rates = pinned_copy_rates_gbps(all);
   if (const auto link = catalogue.links.find(pcie_link); !rates.empty() && link != catalogue.links.end()) {
     const double modelled = link->second.lane_bandwidth.bytes_per_second * link->second.efficiency * link->second.packet_efficiency() / 1e9;
     out.push_back({"pinned host-device copy rate", "GB/s", median(rates), static_cast<int>(rates.size()), modelled,

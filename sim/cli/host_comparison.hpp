@@ -29,6 +29,9 @@ struct HostComparison {
   nlohmann::json to_json() const;
 };
 
+/// Every pinned host-to-device and device-to-host copy rate (GB/s) the harness runs in `all` hold.
+std::vector<double> pinned_copy_rates_gbps(const std::vector<calibration::Measurements>& all);
+
 /// The comparisons the harness runs in `all` support (none when they hold no
 /// host figures). `pcie_link` is the catalogue's model of the GPU's PCIe link;
 /// the GPU's path to host memory is read from the stock topology of its

@@ -84,9 +84,7 @@ namespace {
 core::Bytes pair_chunk(const P2PFlow& f, const topo::GpuModel& gpu, const P2PNetwork* network, core::Bytes single_node_chunk) {
   if (!network) return single_node_chunk;
   const core::Bytes step = gpu.p2p_net_chunk;
-  const auto& domain = network->domain_of_rank;
-  const bool crosses = domain.at(static_cast<std::size_t>(f.source)) != domain.at(static_cast<std::size_t>(f.destination));
-  if (!crosses) return step;
+  if (!network->crosses(f)) return step;
   if (f.bytes < step) return std::max<core::Bytes>(1, step / 4);
   if (f.bytes < 8 * step) return std::max<core::Bytes>(1, step / 2);
   return step;
@@ -139,10 +137,7 @@ CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, cons
   // A pair through the network runs Simple (no LL buffers for network P2P by
   // default: NCCL_ALLOC_P2P_NET_LL_BUFFERS=0); the plan has one protocol, so
   // then every pair does, the NVLink ones too.
-  const bool any_crossing = network && std::any_of(flows.begin(), flows.end(), [&](const P2PFlow& f) {
-                              return network->domain_of_rank.at(static_cast<std::size_t>(f.source)) !=
-                                     network->domain_of_rank.at(static_cast<std::size_t>(f.destination));
-                            });
+  const bool any_crossing = network && std::any_of(flows.begin(), flows.end(), [&](const P2PFlow& f) { return network->crosses(f); });
   const topo::Protocol proto = any_crossing ? topo::Protocol::kSimple : p2p_protocol(gpu, largest, per_peer);
   const auto& p = gpu.protocols.at(proto);
 

@@ -46,6 +46,11 @@ int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer
 struct P2PNetwork {
   std::vector<int> domain_of_rank;  ///< NVLink domain of each rank: pairs in different ones cross the network
   int channels_per_net_peer = 1;    ///< max(the GPU's NICs, ceil(their bandwidth / 14 GB/s)): p2p_net_peer_channels
+
+  /// Whether the pair's ranks sit in different NVLink domains.
+  bool crosses(const P2PFlow& f) const {
+    return domain_of_rank.at(static_cast<std::size_t>(f.source)) != domain_of_rank.at(static_cast<std::size_t>(f.destination));
+  }
 };
 
 /// NCCL's channels for a network peer: at least one per local NIC, and one
