@@ -1,6 +1,21 @@
 #include "sim/calibration/stock_systems.hpp"
 
+#include <regex>
+
 namespace fabsim::calibration {
+
+namespace {
+
+/// A PCIe card rather than an SXM module on a baseboard: "PCIe" or the
+/// H100 NVL card (NVL as a word: not NVLink, not NVL72).
+bool pcie_card(const std::string& text) {
+  static const std::regex nvl_card(R"(\bNVL\b)");
+  return text.find("PCIe") != std::string::npos || std::regex_search(text, nvl_card);
+}
+
+bool names(const std::string& text, const char* gpu) { return text.find(gpu) != std::string::npos; }
+
+}  // namespace
 
 StockSystem multi_node_stock_topology(const std::string& description, int nodes) {
   // GCP A3 Mega: 8 H100 and 8 GPUDirect-TCPXO NICs per VM.
@@ -8,11 +23,19 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
   return {};
 }
 
+StockSystem single_node_stock_topology(const std::string& description) {
+  if (pcie_card(description)) return {};
+  if (names(description, "H200")) return {"hgx-h200.json", "h200-sxm"};
+  if (names(description, "H100")) return {"hgx-h100.json", "h100-sxm"};
+  if (names(description, "A100")) return {"dgx-a100.json", "a100-sxm"};
+  if (names(description, "B200")) return {"hgx-b200.json", "b200"};
+  return {};
+}
+
 StockSystem host_path_system(const std::string& gpu) {
   // The HGX H100 and H200 baseboards are one design (hardware-specs.json 'NVLink4 (H100/H200/GH200)'):
   // each GPU behind a PCIe Gen5 switch on the way to the CPU, as the stock HGX nodes with NICs model it.
-  const bool pcie_card = gpu.find("PCIe") != std::string::npos || gpu.find("NVL") != std::string::npos;
-  if (pcie_card) return {};
+  if (pcie_card(gpu)) return {};
   if (gpu.find("H200") != std::string::npos) return {"hgx-h100-2node.json", "h200-sxm"};
   if (gpu.find("H100") != std::string::npos) return {"hgx-h100-2node.json", "h100-sxm"};
   return {};

@@ -14,6 +14,12 @@ struct StockSystem {
 };
 StockSystem multi_node_stock_topology(const std::string& description, int nodes);
 
+/// The stock single-node topology of a measured system, from its free-text GPU
+/// and system description: an 8-GPU NVSwitch baseboard of its GPU generation
+/// (HGX A100, H100, H200, B200). PCIe cards ("PCIe", "H100 NVL") have none.
+/// Shared by calibrate and validate, so both read a description alike.
+StockSystem single_node_stock_topology(const std::string& description);
+
 /// The stock topology whose GPU-to-host PCIe path (GPU, PCIe switch, root
 /// complex) stands for a measured GPU's, and the GPU's catalogue key: an SXM
 /// H100 or H200 ("NVIDIA H200") sits on the HGX baseboard of hgx-h100-2node.

@@ -51,10 +51,8 @@ std::string topology_for(const calibration::MeasuredSweep& s, const CalibrateOpt
     return "";
   }
   if (!o.topology.empty()) return o.topology;
-  const std::string text = s.gpu + " " + s.system;
-  if (text.find("H100") != std::string::npos && text.find("PCIe") == std::string::npos) return o.topology_dir + "/hgx-h100.json";
-  if (text.find("H200") != std::string::npos) return o.topology_dir + "/hgx-h200.json";
-  if (text.find("A100") != std::string::npos) return o.topology_dir + "/dgx-a100.json";
+  const auto stock = calibration::single_node_stock_topology(s.gpu + " " + s.system);
+  if (!stock.topology.empty()) return o.topology_dir + "/" + stock.topology;
   why = fmt::format("no stock topology for '{}' (give --topology)", s.gpu.empty() ? s.system : s.gpu);
   return "";
 }

@@ -43,16 +43,13 @@ std::string topology_for(const json& ds, const std::string& dir, std::string& gp
     gpu_model = stock.gpu_model;
     return dir + "/" + stock.topology;
   }
-  if (gpu.find("H100") != std::string::npos && gpu.find("SXM") != std::string::npos) {
-    gpu_model = "h100-sxm";
-    return dir + "/hgx-h100.json";
+  const auto stock = calibration::single_node_stock_topology(gpu + " " + string_member(ds, "system"));
+  if (stock.topology.empty()) {
+    why = fmt::format("no stock topology for GPU '{}'", gpu);
+    return "";
   }
-  if (gpu.find("A100") != std::string::npos && gpu.find("SXM") != std::string::npos) {
-    gpu_model = "a100-sxm";
-    return dir + "/dgx-a100.json";
-  }
-  why = fmt::format("no stock topology for GPU '{}'", gpu);
-  return "";
+  gpu_model = stock.gpu_model;
+  return dir + "/" + stock.topology;
 }
 
 /// The algorithm the data set says NCCL ran (forced or logged), else NCCL's choice.
@@ -99,7 +96,7 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
     } else if (plan.rows.empty() && busbw_rows) {
       why = "per-size rows give busbw only, no time (rounded to 0.01 GB/s, too coarse below 1 GB/s)";
     } else if (plan.rows.empty()) {
-      why = "no per-size rows with a byte count and a time (a summary figure)";
+      why = "no per-size rows with a byte count and a time (a summary figure: its plateaus are under reported figures)";
     } else if (!member(ds, "gpus").is_number_integer() || !member(ds, "collective").is_string()) {
       why = "no GPU count or collective";
     } else if (!core::integer_in_range(ds["gpus"], 1, core::kMaxGpus)) {

@@ -1,0 +1,170 @@
+#include "sim/cli/validate_figures.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <tuple>
+
+#include "sim/calibration/accuracy_summary.hpp"
+#include "sim/calibration/stock_systems.hpp"
+#include "sim/cli/child_run.hpp"
+#include "sim/cli/validate_command.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/limits.hpp"
+
+namespace fabsim::cli {
+
+namespace {
+
+using nlohmann::json;
+
+bool has(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
+
+std::string text_of(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+/// The algorithm a row says NCCL ran at its plateau, as nccl-test's --algo.
+/// "default" and "NVLS on" are NCCL's own choice (auto: the prediction then
+/// checks fabsim's tuner too). "NVLS off"/"disabled" leaves NCCL Ring on one
+/// node at large sizes: nccl-test cannot switch NVLS off, so Ring is forced.
+std::string algorithm_of(const std::string& recorded) {
+  if (recorded.empty()) return "auto";
+  if (has(recorded, "off") || has(recorded, "disabled")) return "ring";
+  if (has(recorded, "default") || has(recorded, "NVLS on")) return "auto";
+  if (has(recorded, "Ring") || has(recorded, "RING")) return "ring";
+  if (has(recorded, "NVLS")) return "nvls";
+  return "auto";
+}
+
+/// A GPU count given as a number or a string of digits; a range ("2-4") is none.
+std::optional<int> gpu_count(const json& value) {
+  if (const auto n = core::integer_in_range(value, 1, core::kMaxGpus)) return static_cast<int>(*n);
+  if (!value.is_string()) return std::nullopt;
+  static const std::regex digits(R"(\s*(\d{1,7})\s*)");
+  std::smatch m;
+  const std::string s = value.get<std::string>();
+  if (!std::regex_match(s, m, digits)) return std::nullopt;
+  const long n = std::stol(m[1].str());
+  if (n < 1 || n > core::kMaxGpus) return std::nullopt;
+  return static_cast<int>(n);
+}
+
+bool has_time_rows(const json& ds) {
+  const auto it = ds.find("rows");
+  if (it == ds.end() || !it->is_array()) return false;
+  for (const auto& r : *it)
+    if (r.is_object() && r.contains("bytes") && r["bytes"].is_number() && r.contains("time_us") && r["time_us"].is_number()) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::pair<double, double>> parse_reported_busbw(const json& value) {
+  if (value.is_number()) {
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || v <= 0) return std::nullopt;
+    return std::pair{v, v};
+  }
+  if (!value.is_string()) return std::nullopt;
+  // "480", "~230 (expected peak at 8G)", "365-370": the leading figure or range.
+  static const std::regex figure(R"(^\s*~?\s*(\d{1,6}(?:\.\d+)?)(?:\s*-\s*(\d{1,6}(?:\.\d+)?))?)");
+  std::smatch m;
+  const std::string s = value.get<std::string>();
+  if (!std::regex_search(s, m, figure)) return std::nullopt;
+  const double low = std::stod(m[1].str());
+  const double high = m[2].matched ? std::stod(m[2].str()) : low;
+  if (low <= 0 || high < low) return std::nullopt;
+  return std::pair{low, high};
+}
+
+std::vector<ReportedFigure> plan_reported_figures(const json& doc, const ValidateOptions& options, json& skipped) {
+  std::vector<ReportedFigure> figures;
+  const auto sets = doc.find("collective_datasets");
+  if (sets == doc.end() || !sets->is_array()) return figures;
+  for (std::size_t i = 0; i < sets->size(); ++i) {
+    const json& ds = (*sets)[i];
+    if (!ds.is_object() || has_time_rows(ds) || !ds.contains("rows") || !ds["rows"].is_array()) continue;
+    if (core::integer_in_range(ds.value("nodes", json(1)), 2, core::kMaxGpus)) continue;  // multi-node: no stock system yet
+    const std::string id = ds.contains("id") && ds["id"].is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
+    const std::string collective = text_of(ds, "collective");
+    const json& rows = ds["rows"];
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const json& row = rows[r];
+      if (!row.is_object() || (row.contains("bytes") && !row["bytes"].is_null())) continue;  // sized rows are sweeps, not plateaus
+      const auto skip = [&](const std::string& reason) { skipped.push_back({{"id", id}, {"row", r}, {"reason", reason}}); };
+      const auto busbw = parse_reported_busbw(row.value("busbw_GBps", json()));
+      if (!busbw) {
+        skip("no busbw figure");
+        continue;
+      }
+      if (collective.empty()) {
+        skip("no collective");
+        continue;
+      }
+      // A row naming its own system ("8x B300") speaks for that system alone.
+      const std::string system = row.contains("system") ? text_of(row, "system") : text_of(ds, "gpu") + " " + text_of(ds, "system");
+      const auto stock = calibration::single_node_stock_topology(system);
+      if (stock.topology.empty()) {
+        skip(fmt::format("no stock topology for '{}'", system));
+        continue;
+      }
+      const json& count = row.contains("gpus") ? row["gpus"] : ds.value("gpus", json());
+      const auto gpus = gpu_count(count);
+      if (!gpus) {
+        skip(fmt::format("GPU count {}: one figure for a range of counts does not say which count reached it", count.dump()));
+        continue;
+      }
+      ReportedFigure f;
+      f.dataset_index = i;
+      f.row_index = r;
+      f.id = id;
+      f.collective = collective;
+      f.recorded = text_of(row, "algorithm");
+      f.algorithm = algorithm_of(f.recorded);
+      f.gpus = *gpus;
+      f.low_GBps = busbw->first;
+      f.high_GBps = busbw->second;
+      f.topology = options.topology_dir + "/" + stock.topology;
+      f.gpu_model = stock.gpu_model;
+      f.family = calibration::gpu_family(system);
+      figures.push_back(std::move(f));
+    }
+  }
+  return figures;
+}
+
+std::vector<FigurePrediction> predict_reported_figures(const std::vector<ReportedFigure>& figures, const ValidateOptions& options) {
+  using Key = std::tuple<std::string, int, std::string, std::string>;  // topology, GPUs, algorithm, collective
+  std::map<Key, FigurePrediction> runs;
+  std::vector<FigurePrediction> out;
+  for (const auto& f : figures) {
+    const Key key{f.topology, f.gpus, f.algorithm, f.collective};
+    auto it = runs.find(key);
+    if (it == runs.end()) {
+      const std::string size = std::to_string(kPlateauBytes);
+      std::vector<std::string> args{"nccl-test", "--topology", f.topology, "--op", f.collective, "-g", std::to_string(f.gpus),
+                                    "-b", size, "-e", size, "--algo", f.algorithm, "--format", "json"};
+      if (!options.calibration.empty()) args.insert(args.end(), {"--calibration", options.calibration});
+      const json predicted = run_json_child(options.self, args,
+                                            {options.measurements, fmt::format("/collective_datasets/{}/rows/{}", f.dataset_index, f.row_index)});
+      const json& row = predicted["rows"].at(0);
+      it = runs.emplace(key, FigurePrediction{row["busbw_GBps"].get<double>(), row["algorithm"].get<std::string>(),
+                                              row["protocol"].get<std::string>()})
+               .first;
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+double reported_figure_error(const ReportedFigure& figure, double predicted_busbw_GBps) {
+  if (predicted_busbw_GBps >= figure.low_GBps && predicted_busbw_GBps <= figure.high_GBps) return 0;
+  const double nearest = predicted_busbw_GBps < figure.low_GBps ? figure.low_GBps : figure.high_GBps;
+  return nearest / predicted_busbw_GBps - 1;
+}
+
+}  // namespace fabsim::cli

@@ -1,0 +1,84 @@
+// fabsim validate's reported figures: plateaus a source gives in words.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "sim/calibration/stock_systems.hpp"
+#include "sim/cli/validate_command.hpp"
+#include "sim/cli/validate_figures.hpp"
+
+using fabsim::cli::parse_reported_busbw;
+using fabsim::cli::plan_reported_figures;
+using fabsim::cli::reported_figure_error;
+using nlohmann::json;
+
+TEST_CASE("a reported busbw is a number, a range or the leading figure of a sentence", "[figures]") {
+  CHECK(parse_reported_busbw(json(480)) == std::pair{480.0, 480.0});
+  CHECK(parse_reported_busbw(json("365-370")) == std::pair{365.0, 370.0});
+  CHECK(parse_reported_busbw(json("~230 (expected peak at 8G)")) == std::pair{230.0, 230.0});
+  CHECK(parse_reported_busbw(json("368.76")) == std::pair{368.76, 368.76});
+  CHECK_FALSE(parse_reported_busbw(json("370-365")));  // a reversed range is no figure
+  CHECK_FALSE(parse_reported_busbw(json("about half")));
+  CHECK_FALSE(parse_reported_busbw(json(0)));
+  CHECK_FALSE(parse_reported_busbw(json()));
+}
+
+TEST_CASE("a reported figure's error is zero inside its range and in time terms outside it", "[figures]") {
+  fabsim::cli::ReportedFigure f;
+  f.low_GBps = 365;
+  f.high_GBps = 370;
+  CHECK(reported_figure_error(f, 366.5) == 0);
+  CHECK(reported_figure_error(f, 400) == Approx(370.0 / 400 - 1));  // predicted faster: a shorter time, negative
+  CHECK(reported_figure_error(f, 300) == Approx(365.0 / 300 - 1));
+}
+
+TEST_CASE("reported figures: what each row is predicted with, and why a row is not", "[figures]") {
+  const json doc = json::parse(R"json({"collective_datasets": [
+    {"id": "words", "gpu": "H100", "system": "8x H100 SXM", "gpus": 8, "nodes": 1, "collective": "all_reduce", "rows": [
+      {"bytes": null, "algorithm": "Ring (NCCL_ALGO=RING)", "busbw_GBps": 370},
+      {"bytes": null, "algorithm": "NVLS (default)", "busbw_GBps": "~480"},
+      {"gpus": 5, "algorithm": "NVLS", "busbw_GBps": 420},
+      {"gpus": "2-4", "algorithm": "NVLS", "busbw_GBps": "365-370"},
+      {"system": "8x B300", "algorithm": "NVLS off", "busbw_GBps": 695},
+      {"system": "8x H100", "algorithm": "NVLS disabled", "busbw_GBps": 368.76},
+      {"bytes": null, "algorithm": null, "busbw_GBps": "fast"}]},
+    {"id": "sweep", "gpu": "H100 SXM", "gpus": 8, "nodes": 1, "collective": "all_reduce",
+     "rows": [{"bytes": 1024, "time_us": 20.0, "busbw_GBps": 0.1}]},
+    {"id": "pcie", "gpu": "H100 PCIe", "gpus": 2, "nodes": 1, "collective": "all_reduce", "rows": [{"bytes": null, "busbw_GBps": 50}]},
+    {"id": "cluster", "gpu": "B200", "gpus": 32, "nodes": 4, "collective": "all_reduce", "rows": [{"bytes": null, "busbw_GBps": 380}]}
+  ]})json");
+  fabsim::cli::ValidateOptions options;
+  options.topology_dir = "topologies";
+  json skipped = json::array();
+  const auto figures = plan_reported_figures(doc, options, skipped);
+  REQUIRE(figures.size() == 4);
+  CHECK(figures[0].algorithm == "ring");
+  CHECK(figures[0].gpus == 8);
+  CHECK(figures[0].topology == "topologies/hgx-h100.json");
+  CHECK(figures[0].gpu_model == "h100-sxm");
+  CHECK(figures[1].algorithm == "auto");  // NCCL's default: the prediction checks fabsim's tuner too
+  CHECK(figures[1].low_GBps == 480);
+  CHECK(figures[2].gpus == 5);
+  CHECK(figures[2].algorithm == "nvls");
+  CHECK(figures[3].algorithm == "ring");  // NVLS disabled: NCCL's single-node large-size choice is Ring
+  CHECK(figures[3].row_index == 5);
+  // The sweep is validated per size, the multi-node set has no stock system: neither is a figure.
+  std::vector<std::string> reasons;
+  for (const auto& s : skipped) reasons.push_back(s["id"].get<std::string>() + " " + std::to_string(s["row"].get<int>()) + ": " +
+                                                  s["reason"].get<std::string>());
+  REQUIRE(reasons.size() == 4);
+  CHECK_THAT(reasons[0], Catch::StartsWith("words 3: GPU count \"2-4\""));
+  CHECK(reasons[1] == "words 4: no stock topology for '8x B300'");
+  CHECK(reasons[2] == "words 6: no busbw figure");
+  CHECK(reasons[3] == "pcie 0: no stock topology for 'H100 PCIe '");
+}
+
+TEST_CASE("calibrate and validate read a single-node system description alike", "[figures]") {
+  using fabsim::calibration::single_node_stock_topology;
+  CHECK(single_node_stock_topology("H100 80GB HBM3 (SXM5) 8x H100 node").topology == "hgx-h100.json");
+  CHECK(single_node_stock_topology("NVIDIA H200 8x HGX H200").gpu_model == "h200-sxm");
+  CHECK(single_node_stock_topology("A100 (SXM) 8x A100 NVLink (NVSwitch) node").topology == "dgx-a100.json");
+  CHECK(single_node_stock_topology("H100 PCIe with an NVLink bridge").topology.empty());
+  CHECK(single_node_stock_topology("NVIDIA H100 NVL").topology.empty());  // the NVL card, not NVLink
+  CHECK(single_node_stock_topology("MI300X").topology.empty());
+}
