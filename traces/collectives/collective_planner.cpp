@@ -141,8 +141,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
       if (choice.algorithm == Algorithm::kTree || (request.nodes == ranks && ranks > 1)) net_row = NetRow::kTree;
       if (choice.algorithm == Algorithm::kTree) {
-        plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && domains.size() > 1 &&
-                                       std::any_of(domains.begin(), domains.end(), [&](int d) { return d != domains.front(); }));
+        plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && request.nodes > 1);
       } else if (choice.algorithm == Algorithm::kPat) {
         if (request.nodes != ranks || ranks < 2)
           throw core::ConfigError(fabric_.spec().file, "/devices",
