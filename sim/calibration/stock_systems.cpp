@@ -1,16 +1,20 @@
 #include "sim/calibration/stock_systems.hpp"
 
-#include <regex>
+#include <cctype>
 
 namespace fabsim::calibration {
 
 namespace {
 
 /// A PCIe card rather than an SXM module on a baseboard: "PCIe" or the
-/// H100 NVL card (NVL as a word: not NVLink, not NVL72).
+/// H100 NVL card (NVL as a word: not NVLink, not NVL72). No std::regex: its
+/// recursion overflows the stack on long descriptions.
 bool pcie_card(const std::string& text) {
-  static const std::regex nvl_card(R"(\bNVL\b)");
-  return text.find("PCIe") != std::string::npos || std::regex_search(text, nvl_card);
+  if (text.find("PCIe") != std::string::npos) return true;
+  const auto word_char = [&](std::size_t i) { return i < text.size() && std::isalnum(static_cast<unsigned char>(text[i])); };
+  for (auto at = text.find("NVL"); at != std::string::npos; at = text.find("NVL", at + 1))
+    if ((at == 0 || !word_char(at - 1)) && !word_char(at + 3)) return true;
+  return false;
 }
 
 bool names(const std::string& text, const char* gpu) { return text.find(gpu) != std::string::npos; }

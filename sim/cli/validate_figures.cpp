@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <map>
-#include <regex>
+#include <cctype>
+#include <charconv>
+#include <string_view>
 #include <tuple>
 
 #include "sim/calibration/accuracy_summary.hpp"
@@ -40,17 +42,35 @@ std::string algorithm_of(const std::string& recorded) {
   return "auto";
 }
 
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
 /// A GPU count given as a number or a string of digits; a range ("2-4") is none.
+/// (Parsed by hand, here and below: std::regex recurses per character and
+/// overflows the stack on a hostile file's long strings.)
 std::optional<int> gpu_count(const json& value) {
   if (const auto n = core::integer_in_range(value, 1, core::kMaxGpus)) return static_cast<int>(*n);
   if (!value.is_string()) return std::nullopt;
-  static const std::regex digits(R"(\s*(\d{1,7})\s*)");
-  std::smatch m;
-  const std::string s = value.get<std::string>();
-  if (!std::regex_match(s, m, digits)) return std::nullopt;
-  const long n = std::stol(m[1].str());
-  if (n < 1 || n > core::kMaxGpus) return std::nullopt;
+  const std::string_view s = trimmed(value.get_ref<const std::string&>());
+  long n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size() || n < 1 || n > core::kMaxGpus) return std::nullopt;
   return static_cast<int>(n);
+}
+
+/// A positive decimal figure at the start of `s` (digits, an optional fraction), consumed.
+std::optional<double> leading_figure(std::string_view& s) {
+  std::size_t n = 0;
+  while (n < s.size() && (std::isdigit(static_cast<unsigned char>(s[n])) || s[n] == '.')) ++n;
+  if (n == 0 || n > 16) return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + n, v);
+  if (ec != std::errc() || end != s.data() + n || !std::isfinite(v) || v <= 0) return std::nullopt;
+  s.remove_prefix(n);
+  return v;
 }
 
 bool has_time_rows(const json& ds) {
@@ -71,14 +91,18 @@ std::optional<std::pair<double, double>> parse_reported_busbw(const json& value)
   }
   if (!value.is_string()) return std::nullopt;
   // "480", "~230 (expected peak at 8G)", "365-370": the leading figure or range.
-  static const std::regex figure(R"(^\s*~?\s*(\d{1,6}(?:\.\d+)?)(?:\s*-\s*(\d{1,6}(?:\.\d+)?))?)");
-  std::smatch m;
-  const std::string s = value.get<std::string>();
-  if (!std::regex_search(s, m, figure)) return std::nullopt;
-  const double low = std::stod(m[1].str());
-  const double high = m[2].matched ? std::stod(m[2].str()) : low;
-  if (low <= 0 || high < low) return std::nullopt;
-  return std::pair{low, high};
+  std::string_view s = trimmed(value.get_ref<const std::string&>());
+  if (!s.empty() && s.front() == '~') s = trimmed(s.substr(1));
+  const auto low = leading_figure(s);
+  if (!low) return std::nullopt;
+  double high = *low;
+  if (std::string_view rest = trimmed(s); !rest.empty() && rest.front() == '-') {
+    rest = trimmed(rest.substr(1));
+    const auto upper = leading_figure(rest);
+    if (!upper || *upper < *low) return std::nullopt;
+    high = *upper;
+  }
+  return std::pair{*low, high};
 }
 
 std::vector<ReportedFigure> plan_reported_figures(const json& doc, const ValidateOptions& options, json& skipped) {

@@ -15,6 +15,9 @@
 #include "sim/cli/regress_command.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/sweep_command.hpp"
+#include "sim/cli/validate_command.hpp"
+#include "sim/cli/validate_figures.hpp"
+#include "sim/cli/validate_plan.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/text.hpp"
@@ -68,7 +71,16 @@ void run(const std::string& text) {
     // Loaded, then run with replay's blocking semantics (bounded: a fuzzed repeat count can ask for millions).
     (void)traces::check_trace_completes(traces::parse_trace(core::parse_json_text(text, "fuzz"), "fuzz"), 100'000);
   } else if (target == "measurements") {
-    (void)calibration::load_measurements(as_file(text, ".json"));
+    const std::string path = as_file(text, ".json");
+    // validate's reading of the same file first (it plans without simulating), then calibrate's.
+    cli::ValidateOptions options;
+    options.measurements = path;
+    options.topology_dir = std::string(FABSIM_SOURCE_DIR) + "/topologies";
+    const auto doc = core::read_json_file(path);
+    auto skipped = nlohmann::json::array();
+    (void)cli::plan_datasets(doc, options, skipped);
+    (void)cli::plan_reported_figures(doc, options, skipped);
+    (void)calibration::load_measurements(path);
   } else if (target == "nccl_tests_text") {
     (void)calibration::parse_nccl_tests_text(text, "fuzz");
   } else if (target == "nccl_log") {

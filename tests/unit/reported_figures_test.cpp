@@ -21,6 +21,23 @@ TEST_CASE("a reported busbw is a number, a range or the leading figure of a sent
   CHECK_FALSE(parse_reported_busbw(json("about half")));
   CHECK_FALSE(parse_reported_busbw(json(0)));
   CHECK_FALSE(parse_reported_busbw(json()));
+  CHECK(parse_reported_busbw(json("230 GB/s")) == std::pair{230.0, 230.0});
+  CHECK_FALSE(parse_reported_busbw(json("1.2.3")));
+}
+
+TEST_CASE("a hostile measurements file's long strings are read without recursion (no stack overflow)", "[figures]") {
+  const std::string spaces(2'000'000, ' ');
+  CHECK(parse_reported_busbw(json(spaces + "~" + spaces + "365" + spaces + "-" + spaces + "370")) == std::pair{365.0, 370.0});
+  CHECK_FALSE(parse_reported_busbw(json(std::string(2'000'000, '9'))));
+  const json doc = {{"collective_datasets",
+                     {{{"id", "long"}, {"gpu", spaces + "H100"}, {"system", std::string(1'000'000, 'N')}, {"nodes", 1},
+                       {"collective", "all_reduce"}, {"rows", {{{"gpus", spaces + "8" + spaces}, {"busbw_GBps", 480}}}}}}}};
+  fabsim::cli::ValidateOptions options;
+  json skipped = json::array();
+  const auto figures = plan_reported_figures(doc, options, skipped);
+  REQUIRE(figures.size() == 1);
+  CHECK(figures[0].gpus == 8);
+  CHECK(fabsim::calibration::single_node_stock_topology(std::string(1'000'000, 'N') + "VL H100").topology == "hgx-h100.json");
 }
 
 TEST_CASE("a reported figure's error is zero inside its range and in time terms outside it", "[figures]") {
