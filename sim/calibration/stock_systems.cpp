@@ -24,6 +24,8 @@ bool names(const std::string& text, const char* gpu) { return text.find(gpu) != 
 StockSystem multi_node_stock_topology(const std::string& description, int nodes) {
   // GCP A3 Mega: 8 H100 and 8 GPUDirect-TCPXO NICs per VM.
   if (nodes == 2 && description.find("A3 Mega") != std::string::npos) return {"gcp-a3mega-2node.json", "h100-sxm"};
+  // GCP A3 Ultra: 8 H200 and 8 ConnectX-7 RoCE NICs per VM.
+  if (nodes == 2 && description.find("A3 Ultra") != std::string::npos) return {"gcp-a3ultra-2node.json", "h200-sxm"};
   return {};
 }
 

@@ -99,3 +99,13 @@ TEST_CASE("calibrate and validate read a single-node system description alike", 
   CHECK(single_node_stock_topology("NVIDIA H100 NVL").topology.empty());  // the NVL card, not NVLink
   CHECK(single_node_stock_topology("MI300X").topology.empty());
 }
+
+TEST_CASE("a measured multi-node system maps to the stock file of its cloud machine type", "[figures]") {
+  using fabsim::calibration::multi_node_stock_topology;
+  CHECK(multi_node_stock_topology("H100 2x GCP A3 Mega (8x H100 80GB each)", 2).topology == "gcp-a3mega-2node.json");
+  const auto ultra = multi_node_stock_topology("H200 2x GCP A3 Ultra (a3-ultragpu-8g)", 2);
+  CHECK(ultra.topology == "gcp-a3ultra-2node.json");
+  CHECK(ultra.gpu_model == "h200-sxm");
+  CHECK(multi_node_stock_topology("H200 4x GCP A3 Ultra", 4).topology.empty());  // the stock file has two VMs
+  CHECK(multi_node_stock_topology("B200 4x AWS p6-b200.48xlarge", 4).topology.empty());
+}

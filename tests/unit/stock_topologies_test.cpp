@@ -156,6 +156,20 @@ TEST_CASE("roce-rail-2048: a two-tier Spectrum-4 RoCE fabric", "[topology][stock
   CHECK(s.bisection_line.bytes_per_second == Approx(1024 * 50 * kGB));
 }
 
+TEST_CASE("gcp-a3ultra-2node: two HGX H200 VMs, a 400 Gb/s ConnectX-7 RoCE NIC per GPU (3,200 Gb/s per VM, Google's docs)",
+          "[topology][stock]") {
+  const auto [spec, s] = load("gcp-a3ultra-2node.json");
+  CHECK(s.gpus == 16);
+  CHECK(s.nvlink_domains == 2);
+  CHECK(s.nics == 16);
+  CHECK(s.network_switches == 8);  // one per NIC index: the stand-in for GCP's unpublished fabric
+  CHECK(spec.devices[spec.gpus[0]].model == "h200-sxm");
+  CHECK(s.network_per_gpu.bytes_per_second == Approx(50 * kGB));
+  CHECK(s.bisection_line.bytes_per_second == Approx(8 * 50 * kGB));
+  CHECK(spec.links.back().kind == topo::LinkKind::kEthernet);
+  CHECK(spec.links.back().model == "roce-400");
+}
+
 TEST_CASE("gb200-nvl72-2rack: 144 GPUs in two NVLink domains, four rail switches, a root complex per tray", "[topology][stock]") {
   const auto [spec, s] = load("gb200-nvl72-2rack.json");
   CHECK(s.gpus == 144);
