@@ -115,6 +115,9 @@ struct ProtocolParams {
 /// multicast by the switch.
 struct NvlsParams {
   double payload_efficiency = 1.0;  ///< NCCL's nvlsEfficiency: link use of multimem traffic
+  /// The same inside NVLSTree's nodes, where the NVLS phases share their
+  /// channels with the network send, receive and reduction; absent: payload_efficiency.
+  std::optional<double> tree_payload_efficiency;
   TimePs step_latency = 0;          ///< per multimem operation
   /// Extra per NVLSTree network step (NCCL's NET hwLat for NVLSTree); absent: Simple's net_step_latency.
   std::optional<TimePs> net_step_latency;

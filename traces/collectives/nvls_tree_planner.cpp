@@ -20,7 +20,7 @@ CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsPa
   const auto nodes = ranks_by_node(domain_of_rank, rail_of_rank);
   if (nodes.size() < 2) throw std::invalid_argument("NVLSTree runs across nodes: the ranks are all in one NVLink domain");
   auto plan = CollectivePlan::empty("NVLSTree", "Simple", request.ranks, request.channels, simple.payload_efficiency);
-  plan.in_switch_efficiency = nvls.payload_efficiency;
+  plan.in_switch_efficiency = nvls.tree_payload_efficiency.value_or(nvls.payload_efficiency);
   plan.switch_groups = nodes;
   if (request.bytes == 0) return plan;
   const int node_count = static_cast<int>(nodes.size());
