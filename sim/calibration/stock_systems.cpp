@@ -26,8 +26,8 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
   if (nodes == 2 && description.find("A3 Mega") != std::string::npos) return {"gcp-a3mega-2node.json", "h100-sxm"};
   // GCP A3 Ultra: 8 H200 and 8 ConnectX-7 RoCE NICs per VM.
   if (nodes == 2 && description.find("A3 Ultra") != std::string::npos) return {"gcp-a3ultra-2node.json", "h200-sxm"};
-  // HGX/DGX H100 nodes with a 400 Gb/s InfiniBand NIC per GPU: two on the stock pair, up to 128 on
-  // the first nodes of the 1,024-GPU fat tree (its first 32 nodes share one leaf per rail, so
+  // HGX/DGX H100 nodes with a 400 Gb/s InfiniBand NIC per GPU: two on the stock pair, three to 32
+  // on the first nodes of the 1,024-GPU fat tree (its first 32 nodes share one leaf per rail, so
   // their traffic never leaves a leaf, as on one rail switch per NIC index).
   const bool ndr = names(description, "InfiniBand") && (names(description, "NDR") || names(description, "400 Gb/s"));
   if (ndr && names(description, "H100") && !pcie_card(description)) {

@@ -1,9 +1,11 @@
 #include "sim/cli/validate_figures.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <cmath>
 #include <map>
+#include <ostream>
 #include <cctype>
 #include <charconv>
 #include <string_view>
@@ -13,6 +15,8 @@
 #include "sim/calibration/stock_systems.hpp"
 #include "sim/cli/child_run.hpp"
 #include "sim/cli/validate_command.hpp"
+#include "sim/cli/validate_plan.hpp"
+#include "sim/cli/validate_refit.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/limits.hpp"
 
@@ -189,6 +193,82 @@ double reported_figure_error(const ReportedFigure& figure, double predicted_busb
   if (predicted_busbw_GBps >= figure.low_GBps && predicted_busbw_GBps <= figure.high_GBps) return 0;
   const double nearest = predicted_busbw_GBps < figure.low_GBps ? figure.low_GBps : figure.high_GBps;
   return nearest / predicted_busbw_GBps - 1;
+}
+
+namespace {
+
+/// Median and worst |error| of the reported figures of one sample.
+json sample_summary(const json& figures, bool in_sample) {
+  std::vector<double> errors;
+  double worst = -1;
+  std::string worst_at;
+  for (const auto& f : figures) {
+    if ((f["sample"] == "in-sample") != in_sample) continue;
+    const double e = std::abs(f["error"].get<double>());
+    errors.push_back(e);
+    if (e > worst) {
+      worst = e;
+      worst_at = fmt::format("{} row {} ({} GPUs)", f["id"].get<std::string>(), f["row"].get<std::size_t>(), f["gpus"].get<int>());
+    }
+  }
+  if (errors.empty()) return {{"figures", 0}};
+  return {{"figures", errors.size()}, {"median_error", calibration::median(errors)}, {"worst_error", worst}, {"worst_at", worst_at}};
+}
+
+}  // namespace
+
+/// Every reported plateau of the file against fabsim's prediction at kPlateauBytes.
+json check_reported_figures(const json& doc, const ValidateOptions& options, const calibration::SampleBook& book, json& skipped) {
+  const auto figures = plan_reported_figures(doc, options, skipped);
+  const auto predicted = predict_reported_figures(figures, options);
+  json out = json::array();
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    const auto& f = figures[i];
+    DatasetPlan as_plan;  // what relevant_fitted reads: the data set and its GPU model
+    as_plan.id = f.id;
+    as_plan.gpu_model = f.gpu_model;
+    const auto fitted = relevant_fitted(book, as_plan);
+    const double error = reported_figure_error(f, predicted[i].busbw_GBps);
+    out.push_back({{"id", f.id}, {"row", f.row_index}, {"gpus", f.gpus}, {"collective", f.collective}, {"recorded_algorithm", f.recorded},
+                   {"algorithm", f.algorithm}, {"measured_busbw_GBps", {f.low_GBps, f.high_GBps}}, {"bytes", kPlateauBytes},
+                   {"predicted_busbw_GBps", predicted[i].busbw_GBps}, {"predicted_algorithm", predicted[i].algorithm},
+                   {"predicted_protocol", predicted[i].protocol}, {"error", std::round(error * 1e4) / 1e4},
+                   {"sample", !fitted.empty() ? "in-sample" : "out-of-sample"}, {"fitted_parameters", fitted}});
+  }
+  return out;
+}
+
+void print_reported_figures(std::ostream& out, const json& figures, const json& skipped) {
+  fmt::print(out, "\nreported figures: plateaus a source gives in words, predicted at {} GiB (nccl-tests' -e 8G); a range counts as exact inside it\n",
+             kPlateauBytes >> 30);
+  fmt::print(out, "{:<44} {:>3} {:>4} {:<28} {:>11} {:>10} {:>7}  {:<15} {}\n", "data set", "row", "GPUs", "algorithm (as reported)",
+             "meas busbw", "pred busbw", "error", "predicted with", "sample");
+  for (const auto& f : figures) {
+    const double lo = f["measured_busbw_GBps"][0].get<double>(), hi = f["measured_busbw_GBps"][1].get<double>();
+    std::string recorded = f["recorded_algorithm"].get<std::string>();
+    if (recorded.empty()) recorded = "not recorded";
+    if (recorded.size() > 28) recorded = recorded.substr(0, 25) + "...";
+    fmt::print(out, "{:<44} {:>3} {:>4} {:<28} {:>11} {:>10.2f} {:>+6.1f}%  {:<15} {}\n", f["id"].get<std::string>(), f["row"].get<std::size_t>(),
+               f["gpus"].get<int>(), recorded, lo == hi ? fmt::format("{:.2f}", lo) : fmt::format("{:.0f}-{:.0f}", lo, hi),
+               f["predicted_busbw_GBps"].get<double>(), 100 * f["error"].get<double>(),
+               f["predicted_algorithm"].get<std::string>() + "/" + f["predicted_protocol"].get<std::string>(), f["sample"].get<std::string>());
+  }
+  for (const auto& s : skipped)
+    fmt::print(out, "  not predicted: {} row {}: {}\n", s["id"].get<std::string>(), s["row"].get<std::size_t>(), s["reason"].get<std::string>());
+}
+
+json reported_figures_summary(const json& figures) {
+  return {{"out_of_sample", sample_summary(figures, false)}, {"in_sample", sample_summary(figures, true)}};
+}
+
+void print_reported_figures_summary(std::ostream& out, const json& summary) {
+  for (const char* sample : {"out_of_sample", "in_sample"}) {
+    const json& g = summary[sample];
+    if (g["figures"].get<std::size_t>() == 0) continue;
+    fmt::print(out, "{:<15} reported plateaus: {} figures, median {:.1f}%, worst {:.1f}% at {}\n",
+               std::string(sample) == "in_sample" ? "in-sample" : "out-of-sample", g["figures"].get<std::size_t>(),
+               100 * g["median_error"].get<double>(), 100 * g["worst_error"].get<double>(), g["worst_at"].get<std::string>());
+  }
 }
 
 }  // namespace fabsim::cli

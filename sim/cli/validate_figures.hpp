@@ -6,12 +6,15 @@
 /// exact anywhere inside it.
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/calibration/provenance.hpp"
 
 namespace fabsim::cli {
 
@@ -60,5 +63,18 @@ std::vector<FigurePrediction> predict_reported_figures(const std::vector<Reporte
 /// (predicted - measured) / measured time: 0 inside a range, else against
 /// its nearer end (time is bytes over bandwidth, so measured busbw / predicted - 1).
 double reported_figure_error(const ReportedFigure& figure, double predicted_busbw_GBps);
+
+/// Every reported figure of `doc` against its prediction, one JSON object each
+/// (measured and predicted busbw, error, in-sample or out-of-sample by `book`);
+/// the rows that cannot be predicted go to `skipped`.
+nlohmann::json check_reported_figures(const nlohmann::json& doc, const ValidateOptions& options, const calibration::SampleBook& book,
+                                      nlohmann::json& skipped);
+
+/// Figures, median and worst |error| of the checked figures, out of sample and in sample.
+nlohmann::json reported_figures_summary(const nlohmann::json& figures);
+
+/// The text report's table of the checked figures and the rows not predicted.
+void print_reported_figures(std::ostream& out, const nlohmann::json& figures, const nlohmann::json& skipped);
+void print_reported_figures_summary(std::ostream& out, const nlohmann::json& summary);
 
 }  // namespace fabsim::cli
