@@ -239,6 +239,7 @@ void register_validate(CLI::App& app, CommandSet& commands) {
       if (o.calibration.empty()) return run_validate(o, std::cout);
       if (o.refit)  // refused before the run without the profile, not after it
         throw core::ConfigError("command line", "--refit", "cannot be combined with --calibration: the refit replaces the fitted values itself");
+      (void)calibration_patch(o.calibration);  // a bad profile is refused before the run without it, not after
       ValidateOptions before = o;
       before.calibration.clear();
       before.max_bandwidth_error = before.max_latency_error = 0;
