@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <ostream>
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <string_view>
@@ -28,10 +29,6 @@ using nlohmann::json;
 
 bool has(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
 
-std::string text_of(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 /// The algorithm a row says NCCL ran at its plateau, as nccl-test's --algo.
 /// "default" and "NVLS on" are NCCL's own choice (auto: the prediction then
@@ -79,10 +76,7 @@ std::optional<double> leading_figure(std::string_view& s) {
 
 bool has_time_rows(const json& ds) {
   const auto it = ds.find("rows");
-  if (it == ds.end() || !it->is_array()) return false;
-  for (const auto& r : *it)
-    if (r.is_object() && r.contains("bytes") && r["bytes"].is_number() && r.contains("time_us") && r["time_us"].is_number()) return true;
-  return false;
+  return it != ds.end() && it->is_array() && std::any_of(it->begin(), it->end(), is_time_row);
 }
 
 }  // namespace
@@ -116,9 +110,9 @@ std::vector<ReportedFigure> plan_reported_figures(const json& doc, const Validat
   for (std::size_t i = 0; i < sets->size(); ++i) {
     const json& ds = (*sets)[i];
     if (!ds.is_object() || has_time_rows(ds) || !ds.contains("rows") || !ds["rows"].is_array()) continue;
-    if (core::integer_in_range(ds.value("nodes", json(1)), 2, core::kMaxGpus)) continue;  // multi-node: no stock system yet
+    if (core::integer_in_range(ds.value("nodes", json(1)), 2, core::kMaxGpus)) continue;  // plateaus across nodes: none in the data, not read
     const std::string id = ds.contains("id") && ds["id"].is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
-    const std::string collective = text_of(ds, "collective");
+    const std::string collective = string_member(ds, "collective");
     const json& rows = ds["rows"];
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const json& row = rows[r];
@@ -134,7 +128,7 @@ std::vector<ReportedFigure> plan_reported_figures(const json& doc, const Validat
         continue;
       }
       // A row naming its own system ("8x B300") speaks for that system alone.
-      const std::string system = row.contains("system") ? text_of(row, "system") : text_of(ds, "gpu") + " " + text_of(ds, "system");
+      const std::string system = row.contains("system") ? string_member(row, "system") : string_member(ds, "gpu") + " " + string_member(ds, "system");
       const auto stock = calibration::single_node_stock_topology(system);
       if (stock.topology.empty()) {
         skip(fmt::format("no stock topology for '{}'", system));
@@ -151,7 +145,7 @@ std::vector<ReportedFigure> plan_reported_figures(const json& doc, const Validat
       f.row_index = r;
       f.id = id;
       f.collective = collective;
-      f.recorded = text_of(row, "algorithm");
+      f.recorded = string_member(row, "algorithm");
       f.algorithm = algorithm_of(f.recorded);
       f.gpus = *gpus;
       f.low_GBps = busbw->first;

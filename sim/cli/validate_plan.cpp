@@ -26,10 +26,6 @@ const json& member(const json& object, const char* key) {
   return it == object.end() ? kMissing : *it;
 }
 
-std::string string_member(const json& object, const char* key) {
-  const json& v = member(object, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
 
 /// Which stock topology (and GPU model) a data set's system runs on, or why none does.
 std::string topology_for(const json& ds, const std::string& dir, std::string& gpu_model, std::string& why) {
@@ -62,6 +58,16 @@ std::string algorithm_for(const json& ds) {
 
 }  // namespace
 
+std::string string_member(const json& object, const char* key) {
+  const json& v = member(object, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+bool is_time_row(const json& row) {
+  return row.is_object() && row.contains("bytes") && row["bytes"].is_number_unsigned() && row["bytes"].get<std::uint64_t>() > 0 &&
+         row.contains("time_us") && row["time_us"].is_number();
+}
+
 std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& options, json& skipped) {
   if (!doc.contains("collective_datasets") || !doc["collective_datasets"].is_array())
     throw core::ConfigError(options.measurements, "/collective_datasets", "expected an array of data sets");
@@ -82,9 +88,7 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
     plan.id = member(ds, "id").is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
     if (member(ds, "rows").is_array())
       for (const auto& r : ds["rows"])
-        if (r.is_object() && r.contains("bytes") && r["bytes"].is_number_unsigned() && r["bytes"].get<std::uint64_t>() > 0 &&
-            r.contains("time_us") && r["time_us"].is_number())
-          plan.rows.push_back(&r);
+        if (is_time_row(r)) plan.rows.push_back(&r);
     std::string why;
     const bool busbw_rows = member(ds, "rows").is_array() &&
                             std::any_of(ds["rows"].begin(), ds["rows"].end(), [](const json& r) {

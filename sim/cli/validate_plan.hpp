@@ -23,6 +23,12 @@ struct DatasetPlan {
   std::vector<const nlohmann::json*> rows;  ///< rows with a byte count > 0 and a time
 };
 
+/// A data set's string field, or "" when it is missing or not a string.
+std::string string_member(const nlohmann::json& object, const char* key);
+
+/// A per-size row validate compares: a byte count > 0 and a time.
+bool is_time_row(const nlohmann::json& row);
+
 /// The runnable data sets of `doc`; the others go to `skipped` ({"id", "reason"}).
 std::vector<DatasetPlan> plan_datasets(const nlohmann::json& doc, const ValidateOptions& options, nlohmann::json& skipped);
 
