@@ -32,6 +32,12 @@ struct TransferRequest {
   /// Step k takes max(its latency, its share of the data time); see FlowFabric.
   std::uint32_t pipeline_steps = 1;
   std::uint32_t fill_steps = 0;  ///< further steps of pipeline fill that move none of its data
+  /// Of the fill steps, those that last a whole data step: with NCCL's
+  /// Simple protocol an in-switch stage (multimem load-reduce or store, by an
+  /// SM) handles a whole chunk before it posts it on, so each such stage
+  /// upstream delays the first chunk by a chunk time. The rest (LL and LL128
+  /// forward line by line; network sends are the proxy's DMA) cost latency.
+  std::uint32_t chunk_fill_steps = 0;
   core::TimePs step_sync = 0;
   /// Flow level only: latency paid once, not per step: the network step of a
   /// transfer whose chunks the proxy pipelines (a tree's, a chain's, a pair's),

@@ -74,6 +74,7 @@ void FlowFabric::send(const models::TransferRequest& request) {
   pending.start = core::now_ps();
   pending.steps = request.pipeline_steps;
   pending.fill_steps = request.fill_steps;
+  pending.chunk_fill_steps = std::min(request.chunk_fill_steps, request.fill_steps);
   pending.step_sync = request.step_sync;
   pending.exposed = request.exposed_latency;
   const std::size_t first_flow = flows_.size();
@@ -194,9 +195,12 @@ TimePs FlowFabric::completion_time(const Pending& p) {
   const TimePs data = p.data_end > p.start ? p.data_end - p.start : 0;
   if (p.steps == 0) return p.start + data + p.path_latency + p.exposed;  // continues another transfer's step
   const TimePs plain = p.step_sync + p.path_latency;
-  const TimePs per_step = data / (p.steps + p.fill_steps);
-  // Fill steps wait on the upstream pipeline: they pace like data steps.
-  const TimePs paced = (p.steps + p.fill_steps) * std::max(plain, per_step);
+  // Fill steps wait on the upstream pipeline: they pace like data steps and
+  // overlap the data, so only their latency shows; but a store-and-forward
+  // hop upstream holds the first chunk for a whole chunk time.
+  const std::uint32_t overlapped = p.steps + p.fill_steps - p.chunk_fill_steps;
+  const TimePs per_step = data / overlapped;
+  const TimePs paced = overlapped * std::max(plain, per_step) + p.chunk_fill_steps * std::max(plain, data / p.steps);
   return p.start + paced + std::min(plain, per_step) + p.exposed;
 }
 

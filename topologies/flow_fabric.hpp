@@ -71,6 +71,7 @@ class FlowFabric : public FabricBackend {
     TimePs data_end = 0;     ///< when its last byte was through
     TimePs path_latency = 0; ///< largest head latency of its flows
     std::uint32_t steps = 1, fill_steps = 0;
+    std::uint32_t chunk_fill_steps = 0;  ///< TransferRequest::chunk_fill_steps
     TimePs step_sync = 0;
     TimePs exposed = 0;  ///< paid once (TransferRequest::exposed_latency)
     std::uint64_t lockstep_group = 0;

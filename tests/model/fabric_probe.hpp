@@ -38,6 +38,10 @@ class FabricProbe : public models::TransferCompletion {
   void send_at(core::TimePs at, std::uint64_t id, int src, int dst, core::Bytes bytes) {
     timers_.schedule(at, [this, id, src, dst, bytes] { fabric_.send({id, src, dst, bytes, bytes}); });
   }
+  /// Sends `request` (its id, GPUs and pipeline fields as given) at absolute time `at`.
+  void send_request_at(core::TimePs at, const models::TransferRequest& request) {
+    timers_.schedule(at, [this, request] { fabric_.send(request); });
+  }
   void run() { core::run_to_completion(); }
   core::TimePs done(std::uint64_t id) const { return completed_.at(id); }
   topo::FabricBackend& fabric() { return fabric_; }

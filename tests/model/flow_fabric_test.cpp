@@ -25,6 +25,30 @@ TEST_CASE("flow level: one flow moves at the link rate plus the path latency", "
   CHECK(at_us(probe.done(1)) == Approx(at_us(kPathLatency + static_cast<core::TimePs>(1e6 / kLinkRate * 1e12))));
 }
 
+TEST_CASE("flow level: a store-and-forward fill step costs a whole chunk time and an overlapped one only its latency", "[model][flow]") {
+  // Two transfers on disjoint paths (0->1, 2->3), 1 MB in 4 pipelined steps
+  // behind 3 fill steps: 10 us of data, 2.5 us a chunk. The second's fill
+  // has 2 in-switch stages upstream that hold each chunk whole.
+  const auto spec = topo::load_topology(testing::star_topology("flow_fill", 4));
+  testing::FabricProbe probe(spec, 0);
+  models::TransferRequest overlapped{1, 0, 1, 1'000'000, 1'000'000};
+  overlapped.pipeline_steps = 4;
+  overlapped.fill_steps = 3;
+  models::TransferRequest held = overlapped;
+  held.id = 2;
+  held.source = 2;
+  held.destination = 3;
+  held.chunk_fill_steps = 2;
+  probe.send_request_at(0, overlapped);
+  probe.send_request_at(0, held);
+  probe.run();
+  const double data_us = 1e6 / kLinkRate * 1e6;
+  // Overlapped: the fill hides in the data; 7 paced steps of 10/7 us each, then one path latency.
+  CHECK(at_us(probe.done(1)) == Approx(data_us + at_us(kPathLatency)).epsilon(0.001));
+  // Held: two more chunk times (2 x 2.5 us).
+  CHECK(at_us(probe.done(2)) - at_us(probe.done(1)) == Approx(2 * data_us / 4).epsilon(0.001));
+}
+
 TEST_CASE("flow level: max-min shares, and the freed share goes to who can use it", "[model][flow]") {
   // A 0->3, B 1->3, C 2->3 share switch->gpu3 (a third each). D 1->0 shares
   // gpu1->switch with B only, so it gets the two thirds B cannot use. When

@@ -74,6 +74,19 @@ TEST_CASE("NVLSTree at flow level: the same bytes as one transfer per edge and t
   CHECK(deepest == 5);
 }
 
+TEST_CASE("NVLSTree's chunk is NCCL's: 128 KiB below 4 nodes, 64 KiB from 4, stepping down for small buffers", "[plan][nvls]") {
+  const core::Bytes kib = 1024, nvls_chunk = 128 * kib;
+  // 16 channels x 8 heads = 128 chunks in flight.
+  auto chunk = [&](core::Bytes bytes, int nodes) { return traces::nvls_tree_chunk_bytes(bytes, 16, 8, nodes, nvls_chunk); };
+  CHECK(chunk(16ull << 30, 2) == 128 * kib);
+  CHECK(chunk(64ull << 20, 2) == 128 * kib);  // 64 MiB is not under 4 x 128 x 128 KiB
+  CHECK(chunk(32ull << 20, 2) == 64 * kib);
+  CHECK(chunk(8ull << 20, 2) == 64 * kib);    // not under 1 x 128 x 64 KiB
+  CHECK(chunk(4ull << 20, 2) == 32 * kib);
+  CHECK(chunk(16ull << 30, 4) == 64 * kib);   // NCCL_NVLS_TREE_MAXCHUNKSIZE's default at 4 nodes or more
+  CHECK(chunk(4ull << 20, 8) == 32 * kib);
+}
+
 TEST_CASE("NVLSTree needs two nodes", "[plan][nvls]") {
   const auto layout = testing::node_layout(1, 8);
   CHECK_THROWS_AS(traces::plan_nvls_tree({8, 1 << 20, 16, 4}, testing::nvls_params(), testing::simple_protocol(), layout.domain, layout.rail), std::invalid_argument);

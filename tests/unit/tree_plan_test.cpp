@@ -54,3 +54,22 @@ TEST_CASE("A tree all-reduce across nodes moves each channel's share 2(n-1) time
   for (const auto& t : plan.transfers) joins += t.also_after_received.empty() ? 0 : 1;
   CHECK(joins > 0);
 }
+
+TEST_CASE("Tree LL128's chunk shrinks for mid sizes as NCCL's calcCollChunking shrinks it", "[plan][tree]") {
+  const core::Bytes step = 576000;  // LL128's payload per step (catalogue slot_bytes)
+  auto chunk = [&](int ranks, int nodes, core::Bytes bytes) {
+    traces::ChainRequest r;
+    r.op = traces::CollectiveOp::kAllReduce;
+    r.ranks = ranks;
+    r.bytes = bytes;
+    r.channels = 24;
+    r.protocol = topo::Protocol::kLL128;
+    return traces::tree_ll128_chunk_bytes(r, step, nodes);
+  };
+  // 4 nodes of 8: (1 + 2 + 0.8) x 64 / 8 = 30.4 chunks per channel wanted, then 7.6.
+  CHECK(chunk(32, 4, 4ull << 20) == 17280);  // 576000 -> 72000 -> 18000, in whole 1920 B grains
+  CHECK(chunk(32, 4, 16ull << 30) == step);  // large buffers keep the whole step
+  // 2 nodes of 8: 22.4 then 5.6 chunks per channel.
+  CHECK(chunk(16, 2, 8ull << 20) == 34560);  // 576000 -> 72000 -> 36000
+  CHECK(chunk(16, 2, 2ull << 20) == 17280);  // ...and never under 32 KiB before the grain
+}

@@ -11,9 +11,17 @@
 namespace fabsim::traces {
 
 core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, int nodes, core::Bytes nvls_chunk) {
-  return nvls_chunk_bytes(bytes, channels, heads, nodes >= 4 ? nvls_chunk / 2 : nvls_chunk * 2);
+  constexpr core::Bytes kKiB = 1024;
+  core::Bytes chunk = nodes >= 4 ? std::min(nvls_chunk, 64 * kKiB) : nvls_chunk;
+  const core::Bytes concurrent = static_cast<core::Bytes>(channels) * static_cast<core::Bytes>(heads);
+  // NCCL's ladder: each rung compares the buffer with the chunk it has so far.
+  const struct {
+    core::Bytes times, ceiling;
+  } ladder[] = {{32, 256 * kKiB}, {16, 128 * kKiB}, {4, 64 * kKiB}, {1, 32 * kKiB}};
+  for (const auto& rung : ladder)
+    if (bytes < rung.times * concurrent * chunk && chunk > rung.ceiling) chunk = rung.ceiling;
+  return chunk;
 }
-
 
 CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsParams& nvls, const topo::ProtocolParams& simple,
                               const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank, bool aggregated) {

@@ -23,9 +23,10 @@ struct NvlsTreeRequest {
   core::Bytes element_size = 4;
 };
 
-/// NVLSTree's chunk: NVLS's chunk doubled (256 KiB) on up to 3 nodes and
-/// halved (64 KiB) on 4 or more, then dropped for small buffers the way NVLS
-/// drops it (nccl-model.md section 5).
+/// NVLSTree's chunk as NCCL's calcCollChunking sets it (enqueue.cc, the same
+/// in 2.2x and 2.30): NCCL_NVLS_CHUNKSIZE (128 KiB), at most 64 KiB on 4 or
+/// more nodes (NCCL_NVLS_TREE_MAXCHUNKSIZE's default), then 256/128/64/32 KiB
+/// once the buffer is under 32/16/4/1 times channels x heads x the chunk.
 core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, int nodes, core::Bytes nvls_chunk);
 
 /// The network hops run the Simple protocol (`simple`: its FIFO slots and

@@ -72,6 +72,21 @@ std::vector<std::vector<int>> ranks_by_node(const std::vector<int>& domain_of_ra
   return nodes;
 }
 
+core::Bytes tree_ll128_chunk_bytes(const ChainRequest& request, core::Bytes slot_bytes, int nodes) {
+  const double per_node = static_cast<double>(request.ranks) / std::max(1, nodes);
+  int log_nodes = 0;
+  while ((2 << log_nodes) <= nodes) ++log_nodes;
+  const double steps = 1 + log_nodes + 0.1 * per_node;
+  const auto loops = [&](core::Bytes chunk) {  // integer division, as NCCL's
+    return static_cast<double>(request.bytes / (static_cast<core::Bytes>(std::max(1, request.channels)) * chunk));
+  };
+  core::Bytes chunk = slot_bytes;
+  while (loops(chunk) < steps * 64 / per_node && chunk > 131072) chunk /= 2;
+  while (loops(chunk) < steps * 16 / per_node && chunk > 32768) chunk /= 2;
+  constexpr core::Bytes kLl128Grain = 1920;  // NCCL_LL128 line payload unit: chunks are whole lines' worth
+  return std::max(kLl128Grain, chunk / kLl128Grain * kLl128Grain);
+}
+
 void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes) {
   plan.aggregated = true;
   for (auto& t : plan.transfers) {
@@ -106,7 +121,9 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
   if (request.bytes == 0) return plan;
   const int node_count = static_cast<int>(nodes.size());
   const std::vector<int> parents[2] = {binary_tree_parents(node_count, 0), binary_tree_parents(node_count, 1)};
-  const core::Bytes step_bytes = std::max<core::Bytes>(p.slot_bytes, request.element_size);
+  const core::Bytes step_bytes = std::max<core::Bytes>(
+      request.protocol == topo::Protocol::kLL128 ? tree_ll128_chunk_bytes(request, p.slot_bytes, node_count) : p.slot_bytes,
+      request.element_size);
   // Flow level: the whole channel region as one transfer per edge.
   const core::Bytes chunk = aggregated ? request.bytes : step_bytes;
   const int in_flight = std::max(1, p.slots);

@@ -53,6 +53,17 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
       for (auto u : plan_.fill_after[i]) upstream = std::max(upstream, path_exposed_.at(static_cast<std::size_t>(u)));
     path_exposed_[i] = upstream + step_sync(params_, t.source, t.destination) - params_.step_latency;
   }
+  // Simple's store-and-forward stages on each pipeline path (see
+  // TransferRequest::chunk_fill_steps): the in-switch ones, where an SM's
+  // multimem load-reduce or store of a whole chunk precedes its post. NVLink
+  // sends keep the overlapped fill the segment level shows for them, and the
+  // proxy's network sends move at the NIC's rate.
+  chunk_fill_.assign(params_.flow_level && pipelined && plan_.protocol == "Simple" ? n : 0, 0);
+  for (std::size_t i = 0; i < chunk_fill_.size(); ++i)
+    for (auto u : plan_.fill_after[i]) {
+      const bool in_switch = plan_.transfers[static_cast<std::size_t>(u)].kind != models::TransferKind::kPointToPoint;
+      chunk_fill_[i] = std::max(chunk_fill_[i], chunk_fill_[static_cast<std::size_t>(u)] + (in_switch ? 1u : 0u));
+    }
   switch_group_gpus_.clear();
   group_ranks_.clear();
   for (const auto& members : plan_.switch_groups) {
@@ -143,6 +154,7 @@ void PlanExecutor::issue(std::int32_t id) {
       // The fabric paces the aggregated steps itself: their synchronisation
       // overlaps the data step by step.
       request.fill_steps = tr.fill_steps;
+      if (!chunk_fill_.empty()) request.chunk_fill_steps = chunk_fill_[static_cast<std::size_t>(id)];
       request.step_sync = step_sync(params_, tr.source, tr.destination);
       // A ring's steps each wait for the last one's data: every network step
       // is on its path. Elsewhere the proxy keeps a connection's chunks in
