@@ -17,15 +17,15 @@ bool pcie_card(const std::string& text) {
   return false;
 }
 
-bool names(const std::string& text, const char* gpu) { return text.find(gpu) != std::string::npos; }
+bool names(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
 
 }  // namespace
 
 StockSystem multi_node_stock_topology(const std::string& description, int nodes) {
   // GCP A3 Mega: 8 H100 and 8 GPUDirect-TCPXO NICs per VM.
-  if (nodes == 2 && description.find("A3 Mega") != std::string::npos) return {"gcp-a3mega-2node.json", "h100-sxm"};
+  if (nodes == 2 && names(description, "A3 Mega")) return {"gcp-a3mega-2node.json", "h100-sxm"};
   // GCP A3 Ultra: 8 H200 and 8 ConnectX-7 RoCE NICs per VM.
-  if (nodes == 2 && description.find("A3 Ultra") != std::string::npos) return {"gcp-a3ultra-2node.json", "h200-sxm"};
+  if (nodes == 2 && names(description, "A3 Ultra")) return {"gcp-a3ultra-2node.json", "h200-sxm"};
   // HGX/DGX H100 nodes with a 400 Gb/s InfiniBand NIC per GPU: two on the stock pair, three to 32
   // on the first nodes of the 1,024-GPU fat tree (its first 32 nodes share one leaf per rail, so
   // their traffic never leaves a leaf, as on one rail switch per NIC index).
@@ -50,8 +50,8 @@ StockSystem host_path_system(const std::string& gpu) {
   // The HGX H100 and H200 baseboards are one design (hardware-specs.json 'NVLink4 (H100/H200/GH200)'):
   // each GPU behind a PCIe Gen5 switch on the way to the CPU, as the stock HGX nodes with NICs model it.
   if (pcie_card(gpu)) return {};
-  if (gpu.find("H200") != std::string::npos) return {"hgx-h100-2node.json", "h200-sxm"};
-  if (gpu.find("H100") != std::string::npos) return {"hgx-h100-2node.json", "h100-sxm"};
+  if (names(gpu, "H200")) return {"hgx-h100-2node.json", "h200-sxm"};
+  if (names(gpu, "H100")) return {"hgx-h100-2node.json", "h100-sxm"};
   return {};
 }
 

@@ -26,7 +26,6 @@ const json& member(const json& object, const char* key) {
   return it == object.end() ? kMissing : *it;
 }
 
-
 /// Which stock topology (and GPU model) a data set's system runs on, or why none does.
 std::string topology_for(const json& ds, const std::string& dir, std::string& gpu_model, std::string& why) {
   const std::string gpu = string_member(ds, "gpu");
