@@ -39,6 +39,8 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
 
 StockSystem single_node_stock_topology(const std::string& description) {
   if (pcie_card(description)) return {};
+  // A GB200 NVL72 rack: one NVLink domain of 72 GPUs (NCCL's MNNVL treats it as one node).
+  if (names(description, "NVL72") && names(description, "GB200")) return {"gb200-nvl72.json", "b200"};
   if (names(description, "H200")) return {"hgx-h200.json", "h200-sxm"};
   if (names(description, "H100")) return {"hgx-h100.json", "h100-sxm"};
   if (names(description, "A100")) return {"dgx-a100.json", "a100-sxm"};

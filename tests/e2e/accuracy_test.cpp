@@ -73,7 +73,7 @@ void check_figure(double value, double claimed) {
 
 }  // namespace
 
-TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, one A3 Mega VM's "
+TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, NVL72 21.7%, one A3 Mega VM's "
           "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 16.1% / 20.7% / 6.3%)",
           "[accuracy]") {
   const json doc = validate();
@@ -82,12 +82,14 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
+                // CoreWeave's full GB200 NVL72 rack (coreweave/nccl-tests#43): fabsim's NVLS is optimistic there.
+                {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.217, 0.347},
                 // nccl-tests#309's InfiniBand NDR sweeps (2, 4 and 8 nodes) and the A3 Mega all-gather.
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 31, 0.161, 0.628},
                 {"out-of-sample", "multi-node", "H100", "mid", 32, 0.207, 0.845},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.063, 0.256}});
-  // Every family together, what the ctest bounds (README: 3.1% and 16.4%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.031 + kErrorMargin);
+  // Every family together, what the ctest bounds (README: 3.3% and 16.4%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.033 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.164 + kErrorMargin);
   // The EFA set stays skipped with its reason; both A3 Mega runs are predicted.
   std::map<std::string, std::string> skipped;

@@ -98,6 +98,11 @@ TEST_CASE("calibrate and validate read a single-node system description alike", 
   CHECK(single_node_stock_topology("H100 PCIe with an NVLink bridge").topology.empty());
   CHECK(single_node_stock_topology("NVIDIA H100 NVL").topology.empty());  // the NVL card, not NVLink
   CHECK(single_node_stock_topology("MI300X").topology.empty());
+  // A GB200 NVL72 rack is one NVLink domain of 72 GPUs, not an 8-GPU B200 board.
+  const auto rack = single_node_stock_topology("GB200 GB200 NVL72 rack (18 compute trays of 4 GPUs)");
+  CHECK(rack.topology == "gb200-nvl72.json");
+  CHECK(rack.gpu_model == "b200");
+  CHECK(single_node_stock_topology("B200 8x HGX B200").topology == "hgx-b200.json");
 }
 
 TEST_CASE("a measured multi-node system maps to the stock file of its cloud machine type", "[figures]") {
