@@ -6,9 +6,12 @@
 using namespace fabsim;
 using models::TransferKind;
 
-
-TEST_CASE("NVLS all-reduce: every byte is reduced once into its head and multicast once", "[plan][nvls]") {
-  for (int n : {2, 4, 8}) {
+TEST_CASE("NVLS all-reduce: every byte is reduced once into its head and multicast once, with at most NCCL's 32 heads",
+          "[plan][nvls]") {
+  CHECK(traces::nvls_heads(8) == 8);
+  CHECK(traces::nvls_heads(72) == 32);  // an NVL72 rack: NCCL_MAX_NVLS_ARITY
+  for (int n : {2, 4, 8, 72}) {
+    const int heads = traces::nvls_heads(n);
     const core::Bytes S = 256ull << 20;
     const auto plan = traces::plan_nvls_all_reduce({n, S, 16, 4}, testing::nvls_params());
     CHECK(plan.algorithm == "NVLS");
@@ -30,7 +33,9 @@ TEST_CASE("NVLS all-reduce: every byte is reduced once into its head and multica
     }
     CHECK(reduced == S);
     CHECK(stored == S);
-    for (auto b : per_head) CHECK(static_cast<double>(b) == Approx(static_cast<double>(S) / n).epsilon(1e-6));
+    for (int r = 0; r < n; ++r)  // the first `heads` ranks are the heads; the rest reduce and store nothing
+      CHECK(static_cast<double>(per_head[static_cast<std::size_t>(r)]) ==
+            Approx(r < heads ? static_cast<double>(S) / heads : 0.0).epsilon(1e-6));
   }
 }
 

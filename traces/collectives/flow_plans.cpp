@@ -58,15 +58,16 @@ CollectivePlan plan_ring_flow(const RingRequest& request, const topo::ProtocolPa
 CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams& nvls) {
   auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
   plan.aggregated = true;
-  const int n = request.ranks;
-  if (n == 1 || request.bytes == 0) return plan;
-  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, n, nvls.chunk_bytes);
+  if (request.ranks == 1 || request.bytes == 0) return plan;
+  const int heads = nvls_heads(request.ranks);
+  const NvlsRequest split{heads, request.bytes, request.channels, request.element_size};
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, heads, nvls.chunk_bytes);
   // Every channel of a head does the same on the same links: one flow per
   // head carries them all. A channel's load-reduces go chunk by chunk and its
   // stores trail them by one chunk: the first chunk's reduce and the last
   // chunk's store are exposed, the rest overlap. One chunk: reduce, then store.
-  for (int head = 0; head < n; ++head) {
-    const core::Bytes share = nvls_head_share(request, head);
+  for (int head = 0; head < heads; ++head) {
+    const core::Bytes share = nvls_head_share(split, head);
     if (share == 0) continue;
     const core::Bytes per_channel = div_up(share, static_cast<core::Bytes>(request.channels));
     const auto chunks = static_cast<std::uint32_t>(div_up(per_channel, chunk));

@@ -15,6 +15,11 @@ core::Bytes nvls_chunk_bytes(core::Bytes bytes, int channels, int heads, core::B
   return chunk;
 }
 
+int nvls_heads(int ranks) {
+  constexpr int kMaxNvlsArity = 32;
+  return std::min(ranks, kMaxNvlsArity);
+}
+
 core::Bytes nvls_head_share(const NvlsRequest& request, int head) {
   const core::Bytes elements = request.bytes / request.element_size;
   const auto n = static_cast<core::Bytes>(request.ranks);
@@ -26,12 +31,13 @@ core::Bytes nvls_head_share(const NvlsRequest& request, int head) {
 CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls) {
   // NVLS runs the Simple protocol only.
   auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
-  const int n = request.ranks;
-  if (n == 1 || request.bytes == 0) return plan;
+  if (request.ranks == 1 || request.bytes == 0) return plan;
+  const int heads = nvls_heads(request.ranks);
+  const NvlsRequest split{heads, request.bytes, request.channels, request.element_size};
 
-  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, n, nvls.chunk_bytes);
-  for (int head = 0; head < n; ++head) {
-    const core::Bytes share = nvls_head_share(request, head);
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, heads, nvls.chunk_bytes);
+  for (int head = 0; head < heads; ++head) {
+    const core::Bytes share = nvls_head_share(split, head);
     for (int c = 0; c < request.channels; ++c) {
       const core::Bytes begin = share * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);
       const core::Bytes end = share * static_cast<core::Bytes>(c + 1) / static_cast<core::Bytes>(request.channels);

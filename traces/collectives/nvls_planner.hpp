@@ -1,10 +1,10 @@
 #pragma once
 /// NCCL's NVLS all-reduce (device/all_reduce.h, runNvls) as a CollectivePlan:
-/// the buffer is split into one slice per rank (its "head" share); each rank
-/// pulls its slice from every rank through the switch, which reduces it
-/// (multimem.ld_reduce), then stores the result to every rank through the
-/// switch's multicast (multimem.st). Per port and direction that moves
-/// S (n+1)/n instead of a ring's 2 S (n-1)/n.
+/// the buffer is split into one slice per head (every rank, up to NCCL's 32:
+/// nvls_heads); each head pulls its slice from every rank through the switch,
+/// which reduces it (multimem.ld_reduce), then stores the result to every rank
+/// through the switch's multicast (multimem.st). Per head port and direction
+/// that moves S (h+1)/h instead of a ring's 2 S (n-1)/n; other ranks move S.
 
 #include "topologies/hardware_catalogue.hpp"
 #include "traces/collectives/collective.hpp"
@@ -19,7 +19,13 @@ struct NvlsRequest {
   core::Bytes element_size = 4;
 };
 
-/// Bytes of the buffer rank `head` is the head of: an even split in whole elements.
+/// NVLS heads of a communicator of `ranks` in one NVLink domain: every rank, at
+/// most NCCL_MAX_NVLS_ARITY (32, src/include/device.h; connect.cc gives each
+/// NVLS channel that many heads), so 32 of an NVL72 rack's 72 GPUs.
+int nvls_heads(int ranks);
+
+/// Bytes of the buffer rank `head` is the head of: an even split of the buffer
+/// over request.ranks heads, in whole elements.
 core::Bytes nvls_head_share(const NvlsRequest& request, int head);
 
 CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::NvlsParams& nvls);

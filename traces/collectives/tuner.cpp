@@ -2,6 +2,7 @@
 
 #include "sim/core/text.hpp"
 #include "traces/collectives/nccl_tuner_tables.hpp"
+#include "traces/collectives/nvls_planner.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -59,7 +60,7 @@ bool algorithm_runs(Algorithm algorithm, CollectiveOp op) {
 
 double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
   const auto& nvls = *gpu.nvls;
-  const double alg_gbps = request.ranks * nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency;
+  const double alg_gbps = nvls_heads(request.ranks) * nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency;
   return static_cast<double>(nvls.tuner_latency) / 1e6 + static_cast<double>(request.bytes) / (1000.0 * alg_gbps);
 }
 
