@@ -59,14 +59,13 @@ CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams
   auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
   plan.aggregated = true;
   if (request.ranks == 1 || request.bytes == 0) return plan;
-  const int heads = nvls_heads(request.ranks);
-  const NvlsRequest split{heads, request.bytes, request.channels, request.element_size};
-  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, heads, nvls.chunk_bytes);
+  const NvlsRequest split = nvls_head_split(request);
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, split.ranks, nvls.chunk_bytes);
   // Every channel of a head does the same on the same links: one flow per
   // head carries them all. A channel's load-reduces go chunk by chunk and its
   // stores trail them by one chunk: the first chunk's reduce and the last
   // chunk's store are exposed, the rest overlap. One chunk: reduce, then store.
-  for (int head = 0; head < heads; ++head) {
+  for (int head = 0; head < split.ranks; ++head) {
     const core::Bytes share = nvls_head_share(split, head);
     if (share == 0) continue;
     const core::Bytes per_channel = div_up(share, static_cast<core::Bytes>(request.channels));

@@ -20,6 +20,10 @@ int nvls_heads(int ranks) {
   return std::min(ranks, kMaxNvlsArity);
 }
 
+NvlsRequest nvls_head_split(const NvlsRequest& request) {
+  return {nvls_heads(request.ranks), request.bytes, request.channels, request.element_size};
+}
+
 core::Bytes nvls_head_share(const NvlsRequest& request, int head) {
   const core::Bytes elements = request.bytes / request.element_size;
   const auto n = static_cast<core::Bytes>(request.ranks);
@@ -32,11 +36,9 @@ CollectivePlan plan_nvls_all_reduce(const NvlsRequest& request, const topo::Nvls
   // NVLS runs the Simple protocol only.
   auto plan = CollectivePlan::empty("NVLS", "Simple", request.ranks, request.channels, nvls.payload_efficiency);
   if (request.ranks == 1 || request.bytes == 0) return plan;
-  const int heads = nvls_heads(request.ranks);
-  const NvlsRequest split{heads, request.bytes, request.channels, request.element_size};
-
-  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, heads, nvls.chunk_bytes);
-  for (int head = 0; head < heads; ++head) {
+  const NvlsRequest split = nvls_head_split(request);
+  const core::Bytes chunk = nvls_chunk_bytes(request.bytes, request.channels, split.ranks, nvls.chunk_bytes);
+  for (int head = 0; head < split.ranks; ++head) {
     const core::Bytes share = nvls_head_share(split, head);
     for (int c = 0; c < request.channels; ++c) {
       const core::Bytes begin = share * static_cast<core::Bytes>(c) / static_cast<core::Bytes>(request.channels);

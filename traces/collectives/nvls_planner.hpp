@@ -24,6 +24,10 @@ struct NvlsRequest {
 /// NVLS channel that many heads), so 32 of an NVL72 rack's 72 GPUs.
 int nvls_heads(int ranks);
 
+/// The all-reduce request as NVLS splits it: its ranks are the heads
+/// (nvls_heads of the request's ranks), each with one share of the buffer.
+NvlsRequest nvls_head_split(const NvlsRequest& request);
+
 /// Bytes of the buffer rank `head` is the head of: an even split of the buffer
 /// over request.ranks heads, in whole elements.
 core::Bytes nvls_head_share(const NvlsRequest& request, int head);
