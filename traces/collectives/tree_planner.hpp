@@ -31,16 +31,16 @@ TreeShape tree_shape(const std::vector<int>& parents);
 /// first appearance, each node's ranks ordered by `rail_of_rank`.
 std::vector<std::vector<int>> ranks_by_node(const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank);
 
-/// Makes a chunk-by-chunk pipeline plan whose chunks are whole regions
-/// flow-level: each transfer's depth (longest chain of receipts before it)
-/// becomes its fill steps, its bytes per lane over `step_bytes` its steps,
-/// and the dependencies go (every edge's flow runs at once).
 /// Tree LL128's chunk as NCCL's calcCollChunking sets it (enqueue.cc, 2.2x to
 /// 2.30): from the LL128 step (`slot_bytes`), halved while the buffer makes
 /// fewer than (1 + log2 nodes + 0.1 ppn) x 64 / ppn chunks per channel (down
 /// to 128 KiB), then x 16 / ppn (down to 32 KiB); whole 1920 B grains.
 core::Bytes tree_ll128_chunk_bytes(const ChainRequest& request, core::Bytes slot_bytes, int nodes);
 
+/// Makes a chunk-by-chunk pipeline plan whose chunks are whole regions
+/// flow-level: each transfer's depth (longest chain of receipts before it)
+/// becomes its fill steps, its bytes per lane over `step_bytes` its steps,
+/// and the dependencies go (every edge's flow runs at once).
 void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes);
 
 /// `domain_of_rank[r]` groups the communicator's ranks into nodes (NVLink
