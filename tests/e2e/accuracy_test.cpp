@@ -117,7 +117,7 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's held-out InfiniBan
           "(32-256 MiB: worst 7.7%)",
           "[accuracy]") {
   // Its chunk as NCCL's and the leaf's in-switch reduction holding the first
-  // chunk whole: these rows were 14-22% fast before (README, Accuracy).
+  // chunk whole: these rows were 7-22% fast before (README, Accuracy).
   const json doc = validate();
   const struct {
     const char* id;
