@@ -34,8 +34,8 @@ CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsPa
   const int node_count = static_cast<int>(nodes.size());
   std::size_t smallest = nodes.front().size();
   for (const auto& members : nodes) smallest = std::min(smallest, members.size());
-  // One head per NIC, at most NCCL_MAX_NVLS_ARITY (32); fabsim takes one per rank of the smallest node.
-  const int heads = static_cast<int>(std::min<std::size_t>(32, smallest));
+  // One head per NIC, at most NCCL_MAX_NVLS_ARITY; fabsim takes one per rank of the smallest node.
+  const int heads = nvls_heads(static_cast<int>(smallest));
   const std::vector<int> parents[2] = {binary_tree_parents(node_count, 0), binary_tree_parents(node_count, 1)};
   const TreeShape shapes[2] = {tree_shape(parents[0]), tree_shape(parents[1])};
   const core::Bytes step_bytes =
