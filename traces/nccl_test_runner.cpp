@@ -47,6 +47,9 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error(at("min_bytes", "-b"), fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
     diag.error(at("factor", "-f"), fmt::format("expected a step factor > 1, found {}", config.factor));
+  if (config.nccl_version && nccl_tuner_release(config.nccl_version) == nullptr)
+    diag.error(at("nccl_version", "--nccl-version"),
+               fmt::format("NCCL {} predates 2.19.1, the oldest release whose tuner fabsim follows", nccl_version_name(*config.nccl_version)));
   if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
     diag.error(at("algo", "--algo"), fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
@@ -137,7 +140,8 @@ class SweepDriver {
     NcclTestRow row;
     row.bytes = nccl_tests_bytes(config_.op, sizes_[index], ranks_, config_.element_size, row.count);
     PlannedCall call = planner_.plan({config_.op, row.bytes, config_.root, gpu_of_rank_, parse_algorithm(config_.algorithm),
-                                      config_.protocol, config_.channels, config_.element_size, std::nullopt});
+                                      config_.protocol, config_.channels, config_.element_size, std::nullopt,
+                                      nccl_tuner_release(config_.nccl_version)});
     auto& plan = call.plan;
     auto& params = call.params;
     row.channels = plan.channels;

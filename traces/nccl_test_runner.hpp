@@ -9,6 +9,7 @@
 
 #include "topologies/fabric_backend.hpp"
 #include "traces/collectives/collective.hpp"
+#include "traces/collectives/nccl_version.hpp"
 
 namespace fabsim::core {
 class ProgressLine;
@@ -27,6 +28,7 @@ struct NcclTestConfig {
   std::optional<topo::Protocol> protocol;  ///< forced, else NCCL's choice
   std::optional<int> channels;             ///< forced channel count, else NCCL's
   core::Bytes element_size = 4;            ///< float, as nccl-tests' default -d float
+  std::optional<NcclVersion> nccl_version; ///< whose tuner chooses (NCCL_ALGO/PROTO aside); else the newest fabsim has read
 };
 
 struct NcclTestRow {

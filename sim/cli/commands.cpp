@@ -34,7 +34,7 @@ namespace {
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
                                     channels = "auto", format = "table", segment_size = "512K",
-                                    model, calibration, fault_detection, progress;
+                                    model, calibration, fault_detection, progress, nccl_version;
   std::vector<std::string> faults;
   double factor = 2.0;
   int gpus = -1;  ///< -1: not given (all GPUs)
@@ -73,6 +73,11 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
     } else {
       diag.error("--proto", fmt::format("unknown protocol '{}' (expected LL, LL128, Simple or auto)", f.proto));
     }
+  }
+  if (!f.nccl_version.empty()) {
+    r.test.nccl_version = traces::parse_nccl_version(f.nccl_version);
+    if (!r.test.nccl_version)
+      diag.error("--nccl-version", fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. 2.26.2)", f.nccl_version));
   }
   if (f.channels != "auto") {
     const auto c = core::parse_size_flag(f.channels);
@@ -116,6 +121,8 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--algo", flags->algo, "NCCL algorithm: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", flags->proto, "NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
+  cmd->add_option("--nccl-version", flags->nccl_version,
+                  "Choose algorithms with this NCCL release's tuner constants, e.g. 2.26.2 (default: the newest fabsim has read)");
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
   cmd->add_option("--model", flags->model,

@@ -34,7 +34,7 @@ namespace {
 
 struct ReplayFlags {
   std::string topology, hardware, calibration, format = "table", timeline, model, segment_size = "512K", algo = "auto",
-                                               proto = "auto", channels = "auto", fault_detection, whatif, progress;
+                                               proto = "auto", channels = "auto", fault_detection, whatif, progress, nccl_version;
   int whatif_jobs = 1;
   std::vector<std::string> traces, jobs, stragglers, delays, faults;
   std::string command_line;  ///< for the JSON's provenance
@@ -170,6 +170,15 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
     if (!c || *c < 1 || *c > 64) throw core::ConfigError(kOrigin, "--channels", fmt::format("'{}' is not a channel count (1..64 or auto)", f.channels));
     o.channels = static_cast<int>(*c);
   }
+  if (!f.nccl_version.empty()) {
+    const auto version = traces::parse_nccl_version(f.nccl_version);
+    if (!version)
+      throw core::ConfigError(kOrigin, "--nccl-version", fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. 2.26.2)", f.nccl_version));
+    o.nccl = traces::nccl_tuner_release(version);
+    if (o.nccl == nullptr)
+      throw core::ConfigError(kOrigin, "--nccl-version",
+                              fmt::format("NCCL {} predates 2.19.1, the oldest release whose tuner fabsim follows", f.nccl_version));
+  }
   o.sample_links = !f.timeline.empty();
   return o;
 }
@@ -193,6 +202,7 @@ int run_replay_whatif(const ReplayFlags& f) {
   study.topology_name = spec.name;
   study.classes = topo::single_fault_classes(spec, std::vector<int>(used.begin(), used.end()), scope);
   study.args = {"replay", "-t", f.topology, "--segment-size", f.segment_size, "--algo", f.algo, "--proto", f.proto, "--channels", f.channels};
+  if (!f.nccl_version.empty()) study.args.insert(study.args.end(), {"--nccl-version", f.nccl_version});
   if (!f.model.empty()) study.args.insert(study.args.end(), {"--model", f.model});
   for (const auto& t : f.traces) study.args.push_back(t);
   auto repeat = [&](const char* flag, const std::vector<std::string>& values) {
@@ -382,6 +392,8 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", f->channels, "Force a channel count or auto")->capture_default_str();
+  cmd->add_option("--nccl-version", f->nccl_version,
+                  "Choose algorithms with this NCCL release's tuner constants, e.g. 2.26.2 (default: the newest fabsim has read)");
   cmd->add_option("--straggler", f->stragglers, "[JOB:]RANK=FACTOR: that rank's compute takes FACTOR times longer");
   cmd->add_option("--start-delay", f->delays, "[JOB:]RANK=US: that rank starts US microseconds late");
   cmd->callback([f, &commands] {

@@ -54,6 +54,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
                 op == traces::CollectiveOp::kReduce;
   run.segment_size = request.flow_level ? 0 : request.segment_size;
   run.model = request.flow_level ? "flow" : "segment";
+  run.nccl_tuner = traces::nccl_tuner_description(request.test.nccl_version);
   run.kernel_events = result.timer_events + fabric.backend_events();
   run.provenance = {request.command_line, spec.catalogue.file, request.calibration_path};
   run.faults = request.faults.faults;
@@ -136,6 +137,11 @@ SimulationRequest load_scenario(const std::string& path) {
       } else {
         diag.error("/workload/proto", fmt::format("unknown protocol '{}' (expected LL, LL128, Simple or auto)", *proto));
       }
+    }
+    if (const auto version = o.string("nccl_version", false)) {
+      request.test.nccl_version = traces::parse_nccl_version(*version);
+      if (!request.test.nccl_version)
+        diag.error("/workload/nccl_version", fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. \"2.26.2\")", *version));
     }
     const json* channels = o.has("channels") ? &(*w)["channels"] : nullptr;
     if (channels != nullptr && channels->is_string()) {

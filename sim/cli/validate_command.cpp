@@ -98,12 +98,13 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
     const bool in_sample = !fitted.empty();
     const bool multi_node = ds.value("nodes", 1) > 1;
     json entry = {{"id", plan.id}, {"gpus", ds["gpus"]}, {"collective", ds["collective"]}, {"algorithm", plan.algorithm},
-                  {"run", book.run_of(plan.id)}, {"sample", sample_name(in_sample)}, {"fitted_parameters", fitted}, {"rows", json::array()}};
+                  {"run", book.run_of(plan.id)}, {"nccl_tuner", plan.nccl_tuner}, {"sample", sample_name(in_sample)}, {"fitted_parameters", fitted}, {"rows", json::array()}};
     if (!options.json) {
       fmt::print(out, "\n{} ({} GPUs, {}, measured: {})\n", plan.id, ds["gpus"].get<int>(), ds["collective"].get<std::string>(),
                  ds.contains("algorithm") && ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
       fmt::print(out, "run {}; {}\n", book.run_of(plan.id),
                  in_sample ? fmt::format("in-sample: fitted {}", fmt::join(fitted, ", ")) : "out-of-sample: no parameter was fitted on this run");
+      fmt::print(out, "NCCL tuner: {}\n", plan.nccl_tuner);
       fmt::print(out, "{:>12} {:>10} {:>10} {:>11} {:>11} {:>8}  {}\n", "bytes", "meas us", "pred us", "meas busbw", "pred busbw",
                  "error", "algorithm/protocol");
     }

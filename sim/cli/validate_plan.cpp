@@ -11,6 +11,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/limits.hpp"
+#include "traces/collectives/nccl_tuner_tables.hpp"
 
 namespace fabsim::cli {
 
@@ -53,6 +54,22 @@ std::string algorithm_for(const json& ds) {
   if (recorded.find("NVLS") != std::string::npos) return "nvls";
   if (recorded.find("Ring") != std::string::npos) return "ring";
   return "auto";
+}
+
+/// The data set's nccl_version ("2.26.2", "2.29.2 (log header ...)"), where
+/// fabsim has that release's tuner; `tuner` says which constants choose.
+std::optional<traces::NcclVersion> nccl_version_for(const json& ds, std::string& tuner) {
+  const std::string written = string_member(ds, "nccl_version");
+  const auto version = traces::parse_nccl_version(written);
+  if (version && traces::nccl_tuner_release(version) != nullptr) {
+    tuner = traces::nccl_tuner_description(version);
+    return version;
+  }
+  tuner = traces::nccl_tuner_description(std::nullopt);
+  if (version) tuner += fmt::format("; the data set's {} predates the oldest tuner read", written);
+  else if (!written.empty()) tuner += fmt::format("; the data set's version '{}' is not a release number", written);
+  else tuner += "; the data set names no NCCL version";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -113,6 +130,7 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
       continue;
     }
     plan.algorithm = algorithm_for(ds);
+    plan.nccl_version = nccl_version_for(ds, plan.nccl_tuner);
     plans.push_back(std::move(plan));
   }
   return plans;
@@ -129,6 +147,7 @@ std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const Val
                                 std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
                                 "--algo", plan.algorithm, "--format", "json"};
   if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});
+  if (plan.nccl_version) args.insert(args.end(), {"--nccl-version", traces::nccl_version_name(*plan.nccl_version)});
   const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
   std::map<std::uint64_t, json> by_bytes;
   for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = row;

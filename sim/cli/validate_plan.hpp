@@ -4,10 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "traces/collectives/nccl_version.hpp"
 
 namespace fabsim::cli {
 
@@ -20,6 +23,10 @@ struct DatasetPlan {
   std::string topology;    ///< stock topology file
   std::string gpu_model;   ///< catalogue key of its GPU ("h100-sxm")
   std::string algorithm;   ///< what NCCL ran, forced or logged, else "auto"
+  /// The data set's NCCL release, when it names one whose tuner fabsim has
+  /// read; its choice of algorithm follows that release's constants.
+  std::optional<traces::NcclVersion> nccl_version;
+  std::string nccl_tuner;  ///< traces::nccl_tuner_description, and why the data set's version was not used, if so
   std::vector<const nlohmann::json*> rows;  ///< rows with a byte count > 0 and a time
 };
 

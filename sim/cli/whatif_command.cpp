@@ -211,7 +211,7 @@ namespace {
 
 struct WhatifFlags {
   std::string topology, hardware, calibration, op = "all_reduce", bytes = "256M", model = "auto", scope = "links", format = "table",
-                                              algo = "auto", proto = "auto", channels = "auto";
+                                              algo = "auto", proto = "auto", channels = "auto", nccl_version;
   int gpus = -1;
   int jobs = 1;
   bool every = false;
@@ -231,6 +231,7 @@ void register_whatif(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--algo", f->algo, "NCCL algorithm, or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "NCCL protocol, or auto")->capture_default_str();
   cmd->add_option("--channels", f->channels, "Channel count, or auto")->capture_default_str();
+  cmd->add_option("--nccl-version", f->nccl_version, "Choose algorithms with this NCCL release's tuner constants (default: the newest fabsim has read)");
   cmd->add_option("--model", f->model, "segment, flow or auto (the healthy run's choice is kept for every failure)")->capture_default_str();
   cmd->add_option("--scope", f->scope, "links (every link bundle), devices (every NIC and switch) or all")->capture_default_str();
   cmd->add_option("--format", f->format, "table, json or csv")->capture_default_str();
@@ -249,6 +250,7 @@ void register_whatif(CLI::App& app, CommandSet& commands) {
       study.args = {"nccl-test", "-t", topology, "--op", f->op, "-b", f->bytes, "-e", f->bytes, "--model", f->model,
                     "--algo", f->algo, "--proto", f->proto, "--channels", f->channels};
       if (f->gpus != -1) study.args.insert(study.args.end(), {"-g", std::to_string(f->gpus)});
+      if (!f->nccl_version.empty()) study.args.insert(study.args.end(), {"--nccl-version", f->nccl_version});
       if (!f->hardware.empty()) study.args.insert(study.args.end(), {"--hardware", f->hardware});
       if (!f->calibration.empty()) study.args.insert(study.args.end(), {"--calibration", f->calibration});
       const auto spec = topo::load_topology(topology, f->hardware);

@@ -143,3 +143,14 @@ fabsim_error_test(calibrate_unknown_dataset "command line: --dataset: no data se
   calibrate -m ${CMAKE_SOURCE_DIR}/configs/measurements/published-measurements.json --dataset no_such_run -o nowhere.json)
 fabsim_error_test(calibrate_multi_node_without_network "hgx-h100.json: /devices: a multi-node sweep fits the network: this topology has no NIC or no network link"
   calibrate -m ${CMAKE_SOURCE_DIR}/tests/errors/two_host_all_reduce.txt --topology ${H100} -o nowhere.json)
+# NCCL releases: a tuner fabsim has not read is refused, not replaced by another
+fabsim_error_test(hostile_nccl_version_too_old "--nccl-version: NCCL 2.18.6 predates 2.19.1"
+  nccl-test -t ${H100} --nccl-version 2.18.6)
+fabsim_error_test(hostile_nccl_version_not_a_release "--nccl-version: 'v2.26' is not an NCCL release"
+  nccl-test -t ${H100} --nccl-version v2.26)
+fabsim_error_test(hostile_replay_nccl_version_too_old "--nccl-version: NCCL 2.3 predates 2.19.1"
+  replay -t ${H100} ${DP8} --nccl-version 2.3)
+fabsim_error_test(hostile_scenario_nccl_version_too_old "nccl_version_1_0.json: /workload/nccl_version: NCCL 1.0.0 predates 2.19.1"
+  run ${HOSTILE}/nccl_version_1_0.json)
+fabsim_error_test(hostile_scenario_nccl_version_word "nccl_version_word.json: /workload/nccl_version: 'latest' is not an NCCL release"
+  run ${HOSTILE}/nccl_version_word.json)

@@ -89,6 +89,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     const bool nvls_switch = nvls_available(call.gpus);
     const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_switch;
     TunerRequest request{call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls};
+    if (call.nccl != nullptr) request.nccl = call.nccl;
     std::map<int, std::vector<int>> per_node;  // GPUs in each NVLink domain
     std::vector<int> domains, rails;
     for (int g : call.gpus) {

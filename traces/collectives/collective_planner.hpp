@@ -28,6 +28,8 @@ struct CollectiveCall {
   /// Point-to-point traffic given pair by pair (send/recv, uneven all-to-all);
   /// replaces the flows `op` implies. Ranks index `gpus`.
   std::optional<std::vector<P2PFlow>> flows;
+  /// The NCCL release whose tuner chooses; null: the newest (nccl_tuner_tables.hpp).
+  const NcclTunerRelease* nccl = nullptr;
 };
 
 struct PlannedCall {

@@ -113,7 +113,7 @@ TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
   }
   // PAT: all-gather and reduce-scatter at one rank per node.
   const bool gather_or_scatter = request.op == CollectiveOp::kAllGather || request.op == CollectiveOp::kReduceScatter;
-  if (simple_allowed && across_nodes && gather_or_scatter && request.nodes == request.ranks &&
+  if (simple_allowed && request.nccl->has_pat && across_nodes && gather_or_scatter && request.nodes == request.ranks &&
       gpu.protocols.contains(topo::Protocol::kSimple)) {
     TunerRequest simple = request;
     simple.protocol = topo::Protocol::kSimple;
@@ -133,13 +133,13 @@ double multi_node_bus_gbps(const topo::GpuModel& gpu, const TunerRequest& reques
 
 /// Per-hop latency inside a node on more than one node: at least the
 /// network progress overhead, 1 us (x3 for Simple; tuning.cc, Intel CPUs).
-double intra_latency_us(bool tree, Protocol protocol) {
+double intra_latency_us(bool tree, Protocol protocol, const NcclTunerRelease& release) {
   const double overhead = protocol == Protocol::kSimple ? 3.0 : 1.0;
-  return std::max(nccl_hop_latency_us(tree, NcclLinkClass::kNvlink, protocol), overhead);
+  return std::max(nccl_hop_latency_us(tree, NcclLinkClass::kNvlink, protocol, release), overhead);
 }
 
 double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
-  const auto& caps = nccl_bandwidth_caps(gpu.architecture);
+  const auto& caps = nccl_bandwidth_caps(gpu.architecture, *request.nccl);
   const int index = nccl_node_index(request.nodes);
   const int n = request.ranks;
   const int steps = ring_steps(request.op, n);
@@ -150,8 +150,8 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const int inter_steps = (request.op == CollectiveOp::kAllReduce ? 2 : 1) * (request.nodes - 1);
   const bool one_per_node = request.nodes == n;
   // One rank per node: NCCL takes the Tree's network latency row.
-  const double inter = nccl_hop_latency_us(one_per_node, NcclLinkClass::kNet, protocol);
-  double latency = nccl_base_latency_us(false, protocol) + (steps - inter_steps) * intra_latency_us(false, protocol) + inter_steps * inter;
+  const double inter = nccl_hop_latency_us(one_per_node, NcclLinkClass::kNet, protocol, *request.nccl);
+  double latency = nccl_base_latency_us(false, protocol, *request.nccl) + (steps - inter_steps) * intra_latency_us(false, protocol, *request.nccl) + inter_steps * inter;
   // The Simple ring's "plateau" once each rank's share of a channel passes 64 bytes.
   if (protocol == Protocol::kSimple && request.op == CollectiveOp::kAllReduce &&
       static_cast<double>(request.bytes) / (channels * n) >= 64)
@@ -179,7 +179,7 @@ Protocol cheapest_protocol(const topo::GpuModel& gpu, const TunerRequest& reques
 }  // namespace
 
 double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
-  const auto& caps = nccl_bandwidth_caps(gpu.architecture);
+  const auto& caps = nccl_bandwidth_caps(gpu.architecture, *request.nccl);
   const int index = nccl_node_index(request.nodes);
   const int channels = request.channels.value_or(gpu.ring_channels);
   const double graph = multi_node_bus_gbps(gpu, request);
@@ -189,9 +189,9 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
     bus = std::min(bus * (request.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * caps.tree_ll128_per_channel[index]);
   const double alg = 0.5 * bus * nccl_tree_correction(protocol, request.bytes);
   const int per_node = std::max(1, request.ranks / std::max(1, request.nodes));
-  const double latency = nccl_base_latency_us(true, protocol) +
-                         2 * ((per_node - 1) * intra_latency_us(true, protocol) +
-                              std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol));
+  const double latency = nccl_base_latency_us(true, protocol, *request.nccl) +
+                         2 * ((per_node - 1) * intra_latency_us(true, protocol, *request.nccl) +
+                              std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, *request.nccl));
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
 
@@ -199,19 +199,30 @@ double nccl_nvls_tree_model_time_us(const topo::GpuModel& gpu, const TunerReques
   const auto& nvls = *gpu.nvls;
   const int channels = request.channels.value_or(nvls.channels);
   if (channels < 2 || request.nodes < 2) return std::numeric_limits<double>::infinity();
-  const auto& caps = nccl_bandwidth_caps(gpu.architecture);
-  const int index = nccl_node_index(request.nodes);
-  const int heads = std::min(32, std::max(1, request.ranks / request.nodes));
-  // tuning.cc: per head, the NVLS reduction inside the node (twice: reduce and
-  // broadcast), the head's NIC (counted twice on <= 2 nodes, where the tree's
-  // two directions use both halves of the link), and perChMaxNVLSTreeBw.
-  const double intra = nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency * (channels - 1) / channels * 2;
-  const double inter = request.network_bus_gbps / heads * (request.nodes <= 2 ? 2 : 1);
-  const double bus = heads * std::min({intra, inter, caps.nvls_tree_per_channel[index]});
-  const int n = request.ranks;
-  const double alg = bus * n / ring_steps(request.op, n);
-  const double latency = nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNvlink) +
-                         2 * std::log2(static_cast<double>(request.nodes)) * nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNet);
+  const NcclTunerRelease& release = *request.nccl;
+  const int heads = nvls_heads(std::max(1, request.ranks / request.nodes));
+  const double head_nic_gbps = request.network_bus_gbps / heads;
+  double alg = 0;
+  if (release.nvls_pricing == NcclNvlsPricing::kGraphSpeed) {
+    // Up to 2.27: one channel per head at the NVLS graph's speed (bwIntra =
+    // bwInter = the search's speed for the head's NIC path), halved beyond
+    // two nodes, and algbw = busbw x 5/6 whatever the rank count.
+    const double speed = nccl_search_speed_gbps(head_nic_gbps);
+    alg = heads * (request.nodes <= 2 ? speed : speed / 2) * 5.0 / 6.0;
+  } else {
+    // From 2.28.3: per head, the NVLS reduction inside the node (twice:
+    // reduce and broadcast), the head's NIC (counted twice on <= 2 nodes,
+    // where the tree's two directions use both halves of the link), and
+    // perChMaxNVLSTreeBw; algbw = busbw x n / (2 (n - 1)).
+    const auto& caps = nccl_bandwidth_caps(gpu.architecture, release);
+    const int index = nccl_node_index(request.nodes);
+    const double intra = nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency * (channels - 1) / channels * 2;
+    const double inter = head_nic_gbps * (request.nodes <= 2 ? 2 : 1);
+    const double bus = heads * std::min({intra, inter, caps.nvls_tree_per_channel[index]});
+    alg = bus * request.ranks / ring_steps(request.op, request.ranks);
+  }
+  const double latency = nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNvlink, release) +
+                         2 * std::log2(static_cast<double>(request.nodes)) * nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNet, release);
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
 

@@ -9,6 +9,7 @@
 
 #include "topologies/hardware_catalogue.hpp"
 #include "traces/collectives/collective.hpp"
+#include "traces/collectives/nccl_tuner_tables.hpp"
 
 namespace fabsim::traces {
 
@@ -41,6 +42,8 @@ struct TunerRequest {
   /// Across nodes: each node's ranks share a switch with in-network
   /// reduction (NVLSTree reduces inside the node with it).
   bool nvls_in_every_node = false;
+  /// The NCCL release whose tuner constants choose (nccl_tuner_tables.hpp); never null.
+  const NcclTunerRelease* nccl = &newest_nccl_tuner_release();
 };
 
 struct TunerChoice {

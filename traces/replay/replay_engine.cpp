@@ -217,6 +217,7 @@ void ReplayEngine::launch_collective(int job_index, int comm_index, int group, P
   call.algorithm = options_.algorithm;
   call.protocol = options_.protocol;
   call.channels = options_.channels;
+  call.nccl = options_.nccl;
   call.element_size = dtype_bytes(op.dtype);
   // The planners take nccl-tests' size column: the output of gather-type ops.
   switch (op.type) {

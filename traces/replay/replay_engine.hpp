@@ -38,6 +38,7 @@ struct ReplayOptions {
   std::optional<Algorithm> algorithm;  ///< forced, like NCCL_ALGO
   std::optional<topo::Protocol> protocol;
   std::optional<int> channels;
+  const NcclTunerRelease* nccl = nullptr;  ///< whose tuner chooses; null: the newest
   bool sample_links = false;  ///< record link traffic over time (for --timeline)
   core::ProgressLine* progress = nullptr;  ///< redrawn as the replay goes (op instances done of total); may be null
 };
