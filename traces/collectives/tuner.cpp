@@ -131,11 +131,13 @@ double multi_node_bus_gbps(const topo::GpuModel& gpu, const TunerRequest& reques
   return request.network_bus_gbps > 0 ? std::min(intra, request.network_bus_gbps) : intra;
 }
 
-/// Per-hop latency inside a node on more than one node: at least the
-/// network progress overhead, 1 us (x3 for Simple; tuning.cc, Intel CPUs).
-double intra_latency_us(bool tree, Protocol protocol, const NcclTunerRelease& release) {
+/// A ring's per-hop latency inside a node on more than one node: at least
+/// the network progress overhead, 1 us (x3 for Simple; tuning.cc, Intel
+/// CPUs). Only rings pay it: NCCL raises intraLat inside its Ring branch, and
+/// Tree keeps the bare NVLink latency.
+double ring_intra_latency_us(Protocol protocol, const NcclTunerRelease& release) {
   const double overhead = protocol == Protocol::kSimple ? 3.0 : 1.0;
-  return std::max(nccl_hop_latency_us(tree, NcclLinkClass::kNvlink, protocol, release), overhead);
+  return std::max(nccl_hop_latency_us(false, NcclLinkClass::kNvlink, protocol, release), overhead);
 }
 
 double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
@@ -151,7 +153,7 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const bool one_per_node = request.nodes == n;
   // One rank per node: NCCL takes the Tree's network latency row.
   const double inter = nccl_hop_latency_us(one_per_node, NcclLinkClass::kNet, protocol, *request.nccl);
-  double latency = nccl_base_latency_us(false, protocol, *request.nccl) + (steps - inter_steps) * intra_latency_us(false, protocol, *request.nccl) + inter_steps * inter;
+  double latency = nccl_base_latency_us(false, protocol, *request.nccl) + (steps - inter_steps) * ring_intra_latency_us(protocol, *request.nccl) + inter_steps * inter;
   // The Simple ring's "plateau" once each rank's share of a channel passes 64 bytes.
   if (protocol == Protocol::kSimple && request.op == CollectiveOp::kAllReduce &&
       static_cast<double>(request.bytes) / (channels * n) >= 64)
@@ -190,7 +192,7 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const double alg = 0.5 * bus * nccl_tree_correction(protocol, request.bytes);
   const int per_node = std::max(1, request.ranks / std::max(1, request.nodes));
   const double latency = nccl_base_latency_us(true, protocol, *request.nccl) +
-                         2 * ((per_node - 1) * intra_latency_us(true, protocol, *request.nccl) +
+                         2 * ((per_node - 1) * nccl_hop_latency_us(true, NcclLinkClass::kNvlink, protocol, *request.nccl) +
                               std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, *request.nccl));
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
