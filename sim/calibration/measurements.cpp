@@ -11,6 +11,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "traces/collectives/nccl_tuner_tables.hpp"
 
 namespace fabsim::calibration {
 
@@ -170,6 +171,9 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
     s.gpus = static_cast<int>(*gpus);
     s.nodes = static_cast<int>(*nodes);
     s.algorithm = ds.contains("algorithm") && ds["algorithm"].is_string() ? algorithm_from(ds["algorithm"].get<std::string>()) : "";
+    if (ds.contains("nccl_version") && ds["nccl_version"].is_string())
+      if (const auto version = traces::nccl_version_with_tuner(ds["nccl_version"].get<std::string>()))
+        s.nccl_version = traces::nccl_version_name(*version);
     if (ds.contains("rows") && ds["rows"].is_array())
       for (const auto& r : ds["rows"])
         if (r.is_object() && r.contains("bytes") && core::integer_in_range(r["bytes"], 1, core::kMaxBytes) && r.contains("time_us") &&

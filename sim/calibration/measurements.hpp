@@ -29,6 +29,8 @@ struct MeasuredSweep {
   int nodes = 1;
   traces::CollectiveOp op = traces::CollectiveOp::kAllReduce;
   std::string algorithm;   ///< "ring", "nvls", "tree" when forced or logged; empty: NCCL's choice
+  /// The NCCL release the data set names, when fabsim has its tuner ("2.26.2"); empty: the newest's.
+  std::string nccl_version;
   bool cuda_graph = false; ///< timed with CUDA graphs (no launch gaps)
   std::vector<MeasuredRow> rows;
 };

@@ -126,6 +126,7 @@ class Calibrator {
                                     std::to_string(s->gpus), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
                                     "--algo", s->algorithm.empty() ? "auto" : s->algorithm, "--format", "json",
                                     "--calibration", profile.string()};
+      if (!s->nccl_version.empty()) args.insert(args.end(), {"--nccl-version", s->nccl_version});
       const json result = run_json_child(options_.self, args, {s->id, ""});
       Predictions rows;
       for (const auto& r : result["rows"]) rows[r["bytes"].get<std::uint64_t>()] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};

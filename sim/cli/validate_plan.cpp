@@ -60,13 +60,12 @@ std::string algorithm_for(const json& ds) {
 /// fabsim has that release's tuner; `tuner` says which constants choose.
 std::optional<traces::NcclVersion> nccl_version_for(const json& ds, std::string& tuner) {
   const std::string written = string_member(ds, "nccl_version");
-  const auto version = traces::parse_nccl_version(written);
-  if (version && traces::nccl_tuner_release(version) != nullptr) {
+  if (const auto version = traces::nccl_version_with_tuner(written)) {
     tuner = traces::nccl_tuner_description(version);
     return version;
   }
   tuner = traces::nccl_tuner_description(std::nullopt);
-  if (version) tuner += fmt::format("; the data set's {} predates the oldest tuner read", written);
+  if (traces::parse_nccl_version(written)) tuner += fmt::format("; the data set's {} predates the oldest tuner read", written);
   else if (!written.empty()) tuner += fmt::format("; the data set's version '{}' is not a release number", written);
   else tuner += "; the data set names no NCCL version";
   return std::nullopt;

@@ -54,8 +54,14 @@ TEST_CASE("published measurements: per-size data sets kept, summaries skipped wi
       found = true;
       CHECK(s.algorithm == "ring");
       CHECK(s.gpus == 4);
+      CHECK(s.nccl_version == "2.29.2");  // "2.29.2 (nccl_version.txt; ...)": calibrate chooses with 2.29's tuner
     }
   CHECK(found);
+  for (const auto& s : m.sweeps) {
+    INFO(s.id);
+    if (s.id == "h100_16gpu_2node_all_gather_gcp_a3mega_tcpxo_nccl2.28") CHECK(s.nccl_version == "2.28.7");
+    if (s.id == "h100_16gpu_2node_all_reduce_gcp_a3mega") CHECK(s.nccl_version.empty());  // names none
+  }
   REQUIRE(!m.peers.empty());
   CHECK(m.peers.front().unidirectional_gbps == Approx(371.02));
 }

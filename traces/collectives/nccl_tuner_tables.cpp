@@ -57,6 +57,12 @@ const NcclTunerRelease* nccl_tuner_release(std::optional<NcclVersion> version) {
 
 const NcclTunerRelease& newest_nccl_tuner_release() { return kReleases.back(); }
 
+std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written) {
+  const auto version = parse_nccl_version(written);
+  if (version && nccl_tuner_release(version) != nullptr) return version;
+  return std::nullopt;
+}
+
 std::string nccl_tuner_description(std::optional<NcclVersion> asked) {
   const NcclTunerRelease& release = *nccl_tuner_release(asked);
   const std::string span = release.first == release.last

@@ -61,6 +61,9 @@ struct NcclTunerRelease {
 /// oldest release whose tuner fabsim has read (nullptr then).
 const NcclTunerRelease* nccl_tuner_release(std::optional<NcclVersion> version);
 const NcclTunerRelease& newest_nccl_tuner_release();
+/// The release a measurement's "nccl_version" text names (parse_nccl_version),
+/// when fabsim has its tuner; else nullopt (that run's choice takes the newest).
+std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written);
 /// What a report says of the tuner: "2.26.2 (NCCL 2.23.4-2.27.7 tuner
 /// constants)", or without a version "2.30.7, the newest read (...)".
 /// `asked` must have a table (nccl_tuner_release not null).
