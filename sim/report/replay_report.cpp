@@ -181,6 +181,7 @@ FaultImpact fault_impact(const std::vector<ReplayJob>& jobs, const ReplayResult&
 void write_replay_table(std::ostream& out, const ReplayDescription& run, const std::vector<ReplayJob>& jobs, const ReplayResult& result) {
   fmt::print(out, "fabsim replay on {} ({}), {} model: makespan {:.3f} us, {} collective/p2p launches\n", run.topology_name,
              run.topology_file, run.model, us(result.makespan), result.collectives);
+  fmt::print(out, "NCCL tuner: {}\n", run.nccl_tuner);
   write_fault_lines(out, run.faults, run.fault_events);
   for (const auto& e : run.fault_events) {
     const auto impact = fault_impact(jobs, result, e.at);
@@ -201,7 +202,7 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<Re
   using nlohmann::json;
   json doc;
   doc["format"] = "fabsim-replay/1";
-  doc["meta"] = {{"provenance", provenance_json(run.provenance)}};
+  doc["meta"] = {{"provenance", provenance_json(run.provenance)}, {"nccl_tuner", run.nccl_tuner}};
   if (!run.faults.empty()) {
     json faults = faults_json(run.faults, run.fault_events);
     for (auto& f : faults)

@@ -22,6 +22,7 @@ struct ReplayDescription {
   RunProvenance provenance;  ///< the JSON's "meta"
   std::vector<topo::FaultSpec> faults;         ///< as asked
   std::vector<topo::FaultEvent> fault_events;  ///< what the timed ones did
+  std::string nccl_tuner;  ///< whose tuner constants chose (traces::nccl_tuner_description)
 };
 
 void write_replay_table(std::ostream& out, const ReplayDescription& run, const std::vector<traces::ReplayJob>& jobs,

@@ -339,3 +339,24 @@ TEST_CASE("a TCPXO NIC's per-call latency is paid once by a call across the two 
   CHECK(time_us("") - time_us("--calibration " + zero) == Approx(89.116).margin(0.01));
   CHECK(time_us("-g 8") == Approx(time_us("-g 8 --calibration " + zero)).margin(1e-9));
 }
+
+TEST_CASE("nccl-test with NCCL 2.26.2 chooses as NCCL 2.26 did on two HGX H100 nodes: NVLSTree from 1 MiB where 2.30 runs Tree LL128",
+          "[multinode][nccl-version]") {
+  const auto stock = source_path("topologies/hgx-h100-2node.json");
+  const auto old_tuner = nccl_test(stock, "-b 1M -e 4M --nccl-version 2.26.2");
+  const auto new_tuner = nccl_test(stock, "-b 1M -e 4M");
+  CHECK(old_tuner["meta"]["nccl_tuner"] == "2.26.2 (NCCL 2.23.4-2.27.7 tuner constants)");
+  CHECK(new_tuner["meta"]["nccl_tuner"] == "2.30.7, the newest read (NCCL 2.30.3-2.30.7 tuner constants)");
+  REQUIRE(old_tuner["rows"].size() == 3);
+  REQUIRE(new_tuner["rows"].size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(old_tuner["rows"][i]["algorithm"] == "NVLSTree");
+    CHECK(new_tuner["rows"][i]["algorithm"] == "Tree");
+    CHECK(new_tuner["rows"][i]["protocol"] == "LL128");
+  }
+  // Large sizes take NVLSTree under both (the simulated time does not depend on the release).
+  const auto large_old = nccl_test(stock, "-b 1G -e 1G --nccl-version 2.26.2");
+  const auto large_new = nccl_test(stock, "-b 1G -e 1G");
+  CHECK(large_old["rows"][0]["algorithm"] == "NVLSTree");
+  CHECK(large_old["rows"][0]["time_us"] == large_new["rows"][0]["time_us"]);
+}
