@@ -272,7 +272,7 @@ int run_replay(const ReplayFlags& f) {
 
   report::ReplayDescription run{f.topology, spec.name, model, result.timer_events + fabric->backend_events(),
                                 {f.command_line, spec.catalogue.file, f.calibration}, fault_request.faults, fabric->fault_events(),
-                                traces::nccl_tuner_description(f.nccl_version.empty() ? std::nullopt : traces::parse_nccl_version(f.nccl_version))};
+                                traces::nccl_tuner_description(traces::parse_nccl_version(f.nccl_version))};
   if (f.format == "json") {
     std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
   } else {

@@ -153,7 +153,9 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const bool one_per_node = request.nodes == n;
   // One rank per node: NCCL takes the Tree's network latency row.
   const double inter = nccl_hop_latency_us(one_per_node, NcclLinkClass::kNet, protocol, *request.nccl);
-  double latency = nccl_base_latency_us(false, protocol, *request.nccl) + (steps - inter_steps) * ring_intra_latency_us(protocol, *request.nccl) + inter_steps * inter;
+  const NcclTunerRelease& release = *request.nccl;
+  double latency = nccl_base_latency_us(false, protocol, release) + (steps - inter_steps) * ring_intra_latency_us(protocol, release) +
+                   inter_steps * inter;
   // The Simple ring's "plateau" once each rank's share of a channel passes 64 bytes.
   if (protocol == Protocol::kSimple && request.op == CollectiveOp::kAllReduce &&
       static_cast<double>(request.bytes) / (channels * n) >= 64)
@@ -191,9 +193,11 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
     bus = std::min(bus * (request.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * caps.tree_ll128_per_channel[index]);
   const double alg = 0.5 * bus * nccl_tree_correction(protocol, request.bytes);
   const int per_node = std::max(1, request.ranks / std::max(1, request.nodes));
-  const double latency = nccl_base_latency_us(true, protocol, *request.nccl) +
-                         2 * ((per_node - 1) * nccl_hop_latency_us(true, NcclLinkClass::kNvlink, protocol, *request.nccl) +
-                              std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, *request.nccl));
+  const NcclTunerRelease& release = *request.nccl;
+  const double levels = std::log2(static_cast<double>(std::max(1, request.nodes)));
+  const double latency = nccl_base_latency_us(true, protocol, release) +
+                         2 * ((per_node - 1) * nccl_hop_latency_us(true, NcclLinkClass::kNvlink, protocol, release) +
+                              levels * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, release));
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
 
