@@ -46,6 +46,7 @@ TEST_CASE("each NCCL release takes the tuner table of its run of releases and no
   CHECK(traces::nccl_tuner_release(std::nullopt) == &traces::newest_nccl_tuner_release());
   CHECK(traces::nccl_tuner_description(NcclVersion{2, 26, 2}) == "2.26.2 (NCCL 2.23.4-2.27.7 tuner constants)");
   CHECK(traces::nccl_tuner_description(std::nullopt) == "2.30.7, the newest read (NCCL 2.30.3-2.30.7 tuner constants)");
+  CHECK(traces::nccl_tuner_description(NcclVersion{2, 18, 6}) == "2.18.6 (no tuner table: older than 2.19.1)");
 }
 
 TEST_CASE("NCCL's graph search speed is the largest of its steps a path carries", "[tuner][nccl-version]") {

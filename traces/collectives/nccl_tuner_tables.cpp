@@ -64,7 +64,9 @@ std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written) {
 }
 
 std::string nccl_tuner_description(std::optional<NcclVersion> asked) {
-  const NcclTunerRelease& release = *nccl_tuner_release(asked);
+  const NcclTunerRelease* found = nccl_tuner_release(asked);
+  if (found == nullptr) return fmt::format("{} (no tuner table: older than 2.19.1)", nccl_version_name(*asked));
+  const NcclTunerRelease& release = *found;
   const std::string span = release.first == release.last
                                ? nccl_version_name(release.first)
                                : fmt::format("{}-{}", nccl_version_name(release.first), nccl_version_name(release.last));

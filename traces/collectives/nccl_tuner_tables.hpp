@@ -66,7 +66,6 @@ const NcclTunerRelease& newest_nccl_tuner_release();
 std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written);
 /// What a report says of the tuner: "2.26.2 (NCCL 2.23.4-2.27.7 tuner
 /// constants)", or without a version "2.30.7, the newest read (...)".
-/// `asked` must have a table (nccl_tuner_release not null).
 std::string nccl_tuner_description(std::optional<NcclVersion> asked);
 
 /// The caps of an architecture ("volta", "ampere", "hopper", "blackwell") in a release.
