@@ -10,6 +10,7 @@
 #include "sim/core/kernel.hpp"
 #include "sim/core/progress.hpp"
 #include "traces/collectives/collective_planner.hpp"
+#include "traces/collectives/nccl_tuner_tables.hpp"
 #include "traces/executor/plan_executor.hpp"
 
 namespace fabsim::traces {
@@ -47,9 +48,9 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error(at("min_bytes", "-b"), fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
     diag.error(at("factor", "-f"), fmt::format("expected a step factor > 1, found {}", config.factor));
-  if (config.nccl_version && nccl_tuner_release(config.nccl_version) == nullptr)
-    diag.error(at("nccl_version", "--nccl-version"),
-               fmt::format("NCCL {} predates 2.19.1, the oldest release whose tuner fabsim follows", nccl_version_name(*config.nccl_version)));
+  if (config.nccl_version)
+    if (const auto problem = nccl_version_problem(nccl_version_name(*config.nccl_version)))
+      diag.error(at("nccl_version", "--nccl-version"), *problem);
   if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
     diag.error(at("algo", "--algo"), fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)

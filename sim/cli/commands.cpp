@@ -75,9 +75,8 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
     }
   }
   if (!f.nccl_version.empty()) {
-    r.test.nccl_version = traces::parse_nccl_version(f.nccl_version);
-    if (!r.test.nccl_version)
-      diag.error("--nccl-version", fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. 2.26.2)", f.nccl_version));
+    if (const auto problem = traces::nccl_version_problem(f.nccl_version)) diag.error("--nccl-version", *problem);
+    else r.test.nccl_version = traces::parse_nccl_version(f.nccl_version);
   }
   if (f.channels != "auto") {
     const auto c = core::parse_size_flag(f.channels);

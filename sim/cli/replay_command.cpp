@@ -171,13 +171,8 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
     o.channels = static_cast<int>(*c);
   }
   if (!f.nccl_version.empty()) {
-    const auto version = traces::parse_nccl_version(f.nccl_version);
-    if (!version)
-      throw core::ConfigError(kOrigin, "--nccl-version", fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. 2.26.2)", f.nccl_version));
-    o.nccl = traces::nccl_tuner_release(version);
-    if (o.nccl == nullptr)
-      throw core::ConfigError(kOrigin, "--nccl-version",
-                              fmt::format("NCCL {} predates 2.19.1, the oldest release whose tuner fabsim follows", f.nccl_version));
+    if (const auto problem = traces::nccl_version_problem(f.nccl_version)) throw core::ConfigError(kOrigin, "--nccl-version", *problem);
+    o.nccl = traces::nccl_tuner_release(traces::parse_nccl_version(f.nccl_version));
   }
   o.sample_links = !f.timeline.empty();
   return o;

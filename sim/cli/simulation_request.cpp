@@ -139,9 +139,8 @@ SimulationRequest load_scenario(const std::string& path) {
       }
     }
     if (const auto version = o.string("nccl_version", false)) {
-      request.test.nccl_version = traces::parse_nccl_version(*version);
-      if (!request.test.nccl_version)
-        diag.error("/workload/nccl_version", fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. \"2.26.2\")", *version));
+      if (const auto problem = traces::nccl_version_problem(*version)) diag.error("/workload/nccl_version", *problem);
+      else request.test.nccl_version = traces::parse_nccl_version(*version);
     }
     const json* channels = o.has("channels") ? &(*w)["channels"] : nullptr;
     if (channels != nullptr && channels->is_string()) {

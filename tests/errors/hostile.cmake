@@ -148,7 +148,7 @@ fabsim_error_test(hostile_nccl_version_too_old "--nccl-version: NCCL 2.18.6 pred
   nccl-test -t ${H100} --nccl-version 2.18.6)
 fabsim_error_test(hostile_nccl_version_not_a_release "--nccl-version: 'v2.26' is not an NCCL release"
   nccl-test -t ${H100} --nccl-version v2.26)
-fabsim_error_test(hostile_replay_nccl_version_too_old "--nccl-version: NCCL 2.3 predates 2.19.1"
+fabsim_error_test(hostile_replay_nccl_version_too_old "--nccl-version: NCCL 2.3.0 predates 2.19.1"
   replay -t ${H100} ${DP8} --nccl-version 2.3)
 fabsim_error_test(hostile_scenario_nccl_version_too_old "nccl_version_1_0.json: /workload/nccl_version: NCCL 1.0.0 predates 2.19.1"
   run ${HOSTILE}/nccl_version_1_0.json)

@@ -63,6 +63,14 @@ std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written) {
   return std::nullopt;
 }
 
+std::optional<std::string> nccl_version_problem(std::string_view written) {
+  const auto version = parse_nccl_version(written);
+  if (!version) return fmt::format("'{}' is not an NCCL release (expected MAJOR.MINOR[.PATCH], e.g. 2.26.2)", written);
+  if (nccl_tuner_release(version) == nullptr)
+    return fmt::format("NCCL {} predates 2.19.1, the oldest release whose tuner fabsim follows", nccl_version_name(*version));
+  return std::nullopt;
+}
+
 std::string nccl_tuner_description(std::optional<NcclVersion> asked) {
   const NcclTunerRelease* found = nccl_tuner_release(asked);
   if (found == nullptr) return fmt::format("{} (no tuner table: older than 2.19.1)", nccl_version_name(*asked));

@@ -64,6 +64,9 @@ const NcclTunerRelease& newest_nccl_tuner_release();
 /// The release a measurement's "nccl_version" text names (parse_nccl_version),
 /// when fabsim has its tuner; else nullopt (that run's choice takes the newest).
 std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written);
+/// Why a user's --nccl-version or "nccl_version" cannot choose: not a release
+/// number, or older than any tuner read; nullopt when it can.
+std::optional<std::string> nccl_version_problem(std::string_view written);
 /// What a report says of the tuner: "2.26.2 (NCCL 2.23.4-2.27.7 tuner
 /// constants)", or without a version "2.30.7, the newest read (...)".
 std::string nccl_tuner_description(std::optional<NcclVersion> asked);
