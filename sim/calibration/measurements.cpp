@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "traces/collectives/nccl_tuner_tables.hpp"
+#include "traces/collectives/tuner.hpp"
 
 namespace fabsim::calibration {
 
@@ -37,6 +39,26 @@ std::string algorithm_from(const std::string& recorded) {
 }
 
 }  // namespace
+
+std::optional<RecordedChoice> parse_recorded_choice(const std::string& text, traces::CollectiveOp op) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const auto algorithm = traces::parse_algorithm(text.substr(0, slash));
+  const auto protocol = traces::parse_protocol(text.substr(slash + 1));
+  if (!algorithm || !protocol || !traces::algorithm_runs(*algorithm, op)) return std::nullopt;
+  if (traces::runs_simple_only(*algorithm) && *protocol != topo::Protocol::kSimple) return std::nullopt;
+  return RecordedChoice{core::lower_case(traces::algorithm_name(*algorithm)), topo::protocol_name(*protocol)};
+}
+
+std::vector<ChoiceRun> choice_runs(const std::vector<std::pair<std::uint64_t, std::string>>& rows) {
+  std::vector<ChoiceRun> runs;
+  for (const auto& [bytes, choice] : rows) {
+    auto it = std::find_if(runs.begin(), runs.end(), [&](const ChoiceRun& r) { return r.choice == choice; });
+    if (it == runs.end()) runs.push_back({choice, bytes, bytes});
+    else it->lo = std::min(it->lo, bytes), it->hi = std::max(it->hi, bytes);
+  }
+  return runs;
+}
 
 Measurements parse_nccl_tests_text(const std::string& text, const std::string& file) {
   Measurements m;
@@ -113,7 +135,7 @@ Measurements parse_nccl_tests_text(const std::string& text, const std::string& f
                  fmt::format("expected a result row 'size count type redop root time algbw busbw ...', found '{}'", line));
       continue;
     }
-    current->rows.push_back({static_cast<std::uint64_t>(*size), *time, *busbw});
+    current->rows.push_back({static_cast<std::uint64_t>(*size), *time, *busbw, ""});
   }
   finish();
   if (m.sweeps.empty() && diag.empty()) diag.error("line 1", "no '# Collective test starting:' line: not nccl-tests output");
@@ -175,11 +197,23 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
       if (const auto version = traces::nccl_version_with_tuner(ds["nccl_version"].get<std::string>()))
         s.nccl_version = traces::nccl_version_name(*version);
     if (ds.contains("rows") && ds["rows"].is_array())
-      for (const auto& r : ds["rows"])
-        if (r.is_object() && r.contains("bytes") && core::integer_in_range(r["bytes"], 1, core::kMaxBytes) && r.contains("time_us") &&
-            r["time_us"].is_number())
-          s.rows.push_back({r["bytes"].get<std::uint64_t>(), r["time_us"].get<double>(),
-                            r.contains("busbw_GBps") && r["busbw_GBps"].is_number() ? r["busbw_GBps"].get<double>() : 0.0});
+      for (std::size_t j = 0; j < ds["rows"].size(); ++j) {
+        const json& r = ds["rows"][j];
+        if (!(r.is_object() && r.contains("bytes") && core::integer_in_range(r["bytes"], 1, core::kMaxBytes) && r.contains("time_us") &&
+              r["time_us"].is_number()))
+          continue;
+        std::string choice;
+        if (r.contains("nccl_choice")) {
+          const auto parsed = r["nccl_choice"].is_string() ? parse_recorded_choice(r["nccl_choice"].get<std::string>(), s.op) : std::nullopt;
+          if (!parsed) {
+            diag.error(fmt::format("{}/rows/{}/nccl_choice", path, j), kRecordedChoiceExpected);
+            continue;
+          }
+          choice = parsed->algorithm + "/" + parsed->protocol;
+        }
+        s.rows.push_back({r["bytes"].get<std::uint64_t>(), r["time_us"].get<double>(),
+                          r.contains("busbw_GBps") && r["busbw_GBps"].is_number() ? r["busbw_GBps"].get<double>() : 0.0, choice});
+      }
     if (s.rows.empty()) {
       m.skipped.push_back(fmt::format("{}: no per-size rows", s.id));
       continue;

@@ -18,7 +18,33 @@ struct MeasuredRow {
   std::uint64_t bytes = 0;  ///< the nccl-tests size column
   double time_us = 0;
   double busbw_gbps = 0;
+  /// The row's nccl_choice ("Tree/LL128"), where the data set records what NCCL ran at this size
+  /// (logged, or a tuner plugin's table); empty: the data set's algorithm, else NCCL's choice.
+  std::string choice;
 };
+
+/// A row's nccl_choice as fabsim's --algo and --proto spell it.
+struct RecordedChoice {
+  std::string algorithm;  ///< "tree", "nvlstree", ...
+  std::string protocol;   ///< "LL", "LL128" or "Simple"
+};
+/// Parses "Algorithm/Protocol" as NCCL's logs name them ("Tree/LL128", "NVLSTree/Simple"): an
+/// algorithm NCCL has for `op` and a protocol it runs (Simple only for NVLS, NVLSTree, PAT and
+/// CollNet); nullopt otherwise.
+std::optional<RecordedChoice> parse_recorded_choice(const std::string& text, traces::CollectiveOp op);
+/// What a malformed nccl_choice should have been, for the error message.
+inline constexpr const char* kRecordedChoiceExpected =
+    "expected Algorithm/Protocol as NCCL logs them (e.g. Tree/LL128, Ring/Simple, NVLSTree/Simple): an algorithm NCCL has for "
+    "this collective and a protocol it runs";
+
+/// One child simulation of a data set: the sizes lo..hi that share a recorded choice ("" for
+/// rows without one, which run the data set's algorithm).
+struct ChoiceRun {
+  std::string choice;
+  std::uint64_t lo = 0, hi = 0;
+};
+/// The runs covering `rows` (bytes, choice): one per distinct choice, in order of first appearance.
+std::vector<ChoiceRun> choice_runs(const std::vector<std::pair<std::uint64_t, std::string>>& rows);
 
 /// One collective swept over sizes on one system.
 struct MeasuredSweep {

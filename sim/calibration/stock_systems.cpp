@@ -26,6 +26,8 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
   if (nodes == 2 && names(description, "A3 Mega")) return {"gcp-a3mega-2node.json", "h100-sxm"};
   // GCP A3 Ultra: 8 H200 and 8 ConnectX-7 RoCE NICs per VM.
   if (nodes == 2 && names(description, "A3 Ultra")) return {"gcp-a3ultra-2node.json", "h200-sxm"};
+  // AWS p5.48xlarge: 8 H100 and a 400 Gb/s EFA device per GPU, up to 32 instances.
+  if (nodes >= 2 && nodes <= 32 && names(description, "p5.48xlarge")) return {"aws-p5-32node.json", "h100-sxm"};
   // HGX/DGX H100 nodes with a 400 Gb/s InfiniBand NIC per GPU: two on the stock pair, three to 32
   // on the first nodes of the 1,024-GPU fat tree (its first 32 nodes share one leaf per rail, so
   // their traffic never leaves a leaf, as on one rail switch per NIC index).

@@ -93,10 +93,11 @@ struct NetworkParameters {
   double efficiency = 0;
   double call_latency_us = 0;
 
-  json patch(const std::string& why, const std::vector<std::string>& fitted_on = {}, bool with_efficiency = true) const {
+  json patch(const std::string& why, const std::vector<std::string>& fitted_on = {}, bool with_efficiency = true,
+             bool with_call_latency = true) const {
     json p;
     if (with_efficiency) p["links"][link]["efficiency"] = fitted_entry(efficiency, why, fitted_on);
-    p["nics"][nic]["net_call_latency"] = fitted_entry(us(call_latency_us), why, fitted_on);
+    if (with_call_latency) p["nics"][nic]["net_call_latency"] = fitted_entry(us(call_latency_us), why, fitted_on);
     return p;
   }
 };
@@ -120,16 +121,25 @@ class Calibrator {
     core::write_file_atomically(profile.string(), json{{"format", "fabsim-calibration/1"}, {"catalogue_patch", p.patch("trial")}}.dump() + "\n");
     std::vector<Predictions> out;
     for (const auto* s : sweeps_) {
-      std::uint64_t lo = ~0ull, hi = 0;
-      for (const auto& r : s->rows) lo = std::min(lo, r.bytes), hi = std::max(hi, r.bytes);
-      std::vector<std::string> args{"nccl-test", "--topology", topology_, "--op", traces::collective_name(s->op), "-g",
-                                    std::to_string(s->gpus), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
-                                    "--algo", s->algorithm.empty() ? "auto" : s->algorithm, "--format", "json",
-                                    "--calibration", profile.string()};
-      if (!s->nccl_version.empty()) args.insert(args.end(), {"--nccl-version", s->nccl_version});
-      const json result = run_json_child(options_.self, args, {s->id, ""});
+      std::vector<std::pair<std::uint64_t, std::string>> sizes;
+      for (const auto& r : s->rows) sizes.emplace_back(r.bytes, r.choice);
       Predictions rows;
-      for (const auto& r : result["rows"]) rows[r["bytes"].get<std::uint64_t>()] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};
+      // One child per recorded choice (a row's nccl_choice), the rest with the data set's algorithm.
+      for (const auto& run : calibration::choice_runs(sizes)) {
+        const auto slash = run.choice.find('/');
+        std::vector<std::string> args{"nccl-test", "--topology", topology_, "--op", traces::collective_name(s->op), "-g",
+                                      std::to_string(s->gpus), "-b", std::to_string(run.lo), "-e", std::to_string(run.hi), "-f", "2",
+                                      "--algo", run.choice.empty() ? (s->algorithm.empty() ? "auto" : s->algorithm) : run.choice.substr(0, slash),
+                                      "--format", "json", "--calibration", profile.string()};
+        if (!run.choice.empty()) args.insert(args.end(), {"--proto", run.choice.substr(slash + 1)});
+        if (!s->nccl_version.empty()) args.insert(args.end(), {"--nccl-version", s->nccl_version});
+        const json result = run_json_child(options_.self, args, {s->id, ""});
+        for (const auto& r : result["rows"]) {
+          const auto bytes = r["bytes"].get<std::uint64_t>();
+          const bool its_row = std::any_of(s->rows.begin(), s->rows.end(), [&](const auto& m) { return m.bytes == bytes && m.choice == run.choice; });
+          if (its_row) rows[bytes] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};
+        }
+      }
       out.push_back(std::move(rows));
     }
     return out;
@@ -335,7 +345,8 @@ void fit_network(const topo::TopologySpec& spec, const std::string& topology, Ca
   }
   const std::size_t latency_rows = calibrator.fit_call_latency(p);
   const std::string why = fmt::format("calibration: fabsim calibrate on {} (topology {})", ids, fs::path(topology).filename().string());
-  out.patch.merge_patch(p.patch(why, id_list, !efficiency_from.empty()));
+  // A sweep without rows <= 4 KiB fits no per-call latency: the profile does not claim one.
+  out.patch.merge_patch(p.patch(why, id_list, !efficiency_from.empty(), latency_rows > 0));
   if (!efficiency_from.empty())
     out.record(fmt::format("links/{}/efficiency", p.link), fmt::format("{:.4f}", before.efficiency), fmt::format("{:.4f}", p.efficiency),
                efficiency_from);

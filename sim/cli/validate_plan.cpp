@@ -71,6 +71,16 @@ std::optional<traces::NcclVersion> nccl_version_for(const json& ds, std::string&
   return std::nullopt;
 }
 
+/// A row's nccl_choice as "algorithm/protocol" in fabsim's spellings ("tree/LL128"), "" without one.
+std::string recorded_choice(const json& ds, const json& row, const std::string& file, const std::string& at) {
+  if (!row.contains("nccl_choice")) return "";
+  const auto op = traces::parse_collective(string_member(ds, "collective"));
+  const auto parsed = row["nccl_choice"].is_string() && op ? calibration::parse_recorded_choice(row["nccl_choice"].get<std::string>(), *op)
+                                                           : std::nullopt;
+  if (!parsed) throw core::ConfigError(file, at, fmt::format("{}, found {}", calibration::kRecordedChoiceExpected, row["nccl_choice"].dump()));
+  return parsed->algorithm + "/" + parsed->protocol;
+}
+
 }  // namespace
 
 std::string string_member(const json& object, const char* key) {
@@ -102,8 +112,12 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
     plan.dataset = &ds;
     plan.id = member(ds, "id").is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
     if (member(ds, "rows").is_array())
-      for (const auto& r : ds["rows"])
-        if (is_time_row(r)) plan.rows.push_back(&r);
+      for (std::size_t j = 0; j < ds["rows"].size(); ++j) {
+        const json& r = ds["rows"][j];
+        if (!is_time_row(r)) continue;
+        plan.rows.push_back(&r);
+        plan.choices.push_back(recorded_choice(ds, r, options.measurements, fmt::format("{}/rows/{}/nccl_choice", at, j)));
+      }
     std::string why;
     const bool busbw_rows = member(ds, "rows").is_array() &&
                             std::any_of(ds["rows"].begin(), ds["rows"].end(), [](const json& r) {
@@ -142,14 +156,25 @@ std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const Val
     hi = std::max(hi, (*r)["bytes"].get<std::uint64_t>());
   }
   const json& ds = *plan.dataset;
-  std::vector<std::string> args{"nccl-test", "--topology", plan.topology, "--op", ds["collective"].get<std::string>(), "-g",
-                                std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(lo), "-e", std::to_string(hi), "-f", "2",
-                                "--algo", plan.algorithm, "--format", "json"};
-  if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});
-  if (plan.nccl_version) args.insert(args.end(), {"--nccl-version", traces::nccl_version_name(*plan.nccl_version)});
-  const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
+  std::vector<std::pair<std::uint64_t, std::string>> sizes;
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) sizes.emplace_back((*plan.rows[i])["bytes"].get<std::uint64_t>(), plan.choices[i]);
   std::map<std::uint64_t, json> by_bytes;
-  for (const auto& row : predicted["rows"]) by_bytes[row["bytes"].get<std::uint64_t>()] = row;
+  // One child per recorded choice (a row's nccl_choice), the rest with the data set's algorithm.
+  for (const auto& run : calibration::choice_runs(sizes)) {
+    const auto slash = run.choice.find('/');
+    std::vector<std::string> args{"nccl-test", "--topology", plan.topology, "--op", ds["collective"].get<std::string>(), "-g",
+                                  std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(run.lo), "-e", std::to_string(run.hi), "-f", "2",
+                                  "--algo", run.choice.empty() ? plan.algorithm : run.choice.substr(0, slash), "--format", "json"};
+    if (!run.choice.empty()) args.insert(args.end(), {"--proto", run.choice.substr(slash + 1)});
+    if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});
+    if (plan.nccl_version) args.insert(args.end(), {"--nccl-version", traces::nccl_version_name(*plan.nccl_version)});
+    const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
+    for (const auto& row : predicted["rows"]) {
+      const auto bytes = row["bytes"].get<std::uint64_t>();
+      const bool its_row = std::any_of(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == bytes && s.second == run.choice; });
+      if (its_row) by_bytes[bytes] = row;
+    }
+  }
   return by_bytes;
 }
 

@@ -28,6 +28,7 @@ struct DatasetPlan {
   std::optional<traces::NcclVersion> nccl_version;
   std::string nccl_tuner;  ///< traces::nccl_tuner_description, and why the data set's version was not used, if so
   std::vector<const nlohmann::json*> rows;  ///< rows with a byte count > 0 and a time
+  std::vector<std::string> choices;         ///< per row: its nccl_choice ("tree/LL128"), "" without one
 };
 
 /// A data set's string field, or "" when it is missing or not a string.

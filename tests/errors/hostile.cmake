@@ -109,6 +109,10 @@ fabsim_error_test(hostile_validate_unknown_collective "/collective_datasets/0: t
   validate -m ${HOSTILE}/measurements_unknown_collective.json)
 fabsim_error_test(hostile_validate_99_gpus "/collective_datasets/0: this run's input is refused: .*asked for 99 GPUs"
   validate -m ${HOSTILE}/measurements_99_gpus.json)
+fabsim_error_test(hostile_validate_nccl_choice_nvlstree_ll "measurements_nccl_choice_ll_nvls.json: /collective_datasets/0/rows/1/nccl_choice: expected Algorithm/Protocol"
+  validate -m ${HOSTILE}/measurements_nccl_choice_ll_nvls.json)
+fabsim_error_test(hostile_calibrate_nccl_choice_nvlstree_ll "measurements_nccl_choice_ll_nvls.json: /collective_datasets/0/rows/1/nccl_choice: expected Algorithm/Protocol"
+  calibrate -m ${HOSTILE}/measurements_nccl_choice_ll_nvls.json -o nowhere.json)
 fabsim_error_test(hostile_validate_garbage_calibration "bad_scenario.json: /format"
   validate -m ${CMAKE_SOURCE_DIR}/configs/measurements/published-measurements.json --calibration ${ERR}/bad_scenario.json)
 

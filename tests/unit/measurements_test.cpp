@@ -86,3 +86,55 @@ TEST_CASE("harness JSON: peers, host figures, NCCL sweeps, and unknown keys are 
   bad["host"]["bogus"] = 1;
   CHECK_THROWS_WITH(calibration::parse_measurements_json(bad, "h.json"), Catch::Contains("/host/bogus: unknown key"));
 }
+
+TEST_CASE("recorded choices: NCCL's Algorithm/Protocol spellings, refused where NCCL lacks the pair", "[calibration][parser]") {
+  using traces::CollectiveOp;
+  const auto tree = calibration::parse_recorded_choice("Tree/LL128", CollectiveOp::kAllReduce);
+  REQUIRE(tree);
+  CHECK(tree->algorithm == "tree");
+  CHECK(tree->protocol == "LL128");
+  const auto nvls_tree = calibration::parse_recorded_choice("NVLS_TREE/simple", CollectiveOp::kAllReduce);  // NCCL's log spelling
+  REQUIRE(nvls_tree);
+  CHECK(nvls_tree->algorithm == "nvlstree");
+  CHECK(nvls_tree->protocol == "Simple");
+  CHECK_FALSE(calibration::parse_recorded_choice("NVLSTree/LL", CollectiveOp::kAllReduce));  // Simple only
+  CHECK_FALSE(calibration::parse_recorded_choice("Tree/Simple", CollectiveOp::kAllGather));  // no tree all-gather
+  CHECK_FALSE(calibration::parse_recorded_choice("Ring", CollectiveOp::kAllReduce));
+  CHECK_FALSE(calibration::parse_recorded_choice("Ring/LL256", CollectiveOp::kAllReduce));
+}
+
+TEST_CASE("recorded choices: one run per choice spanning its sizes, rows without one together", "[calibration][parser]") {
+  const auto runs = calibration::choice_runs({{32u << 20, "tree/LL128"},
+                                              {64u << 20, "ring/LL128"},
+                                              {512u << 20, "nvlstree/Simple"},
+                                              {2048u << 20, "ring/LL128"},
+                                              {4096ull << 20, "nvlstree/Simple"},
+                                              {8192ull << 20, ""}});
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0].choice == "tree/LL128");
+  CHECK(runs[1].choice == "ring/LL128");
+  CHECK(runs[1].lo == (64u << 20));
+  CHECK(runs[1].hi == (2048u << 20));
+  CHECK(runs[2].lo == (512u << 20));
+  CHECK(runs[2].hi == (4096ull << 20));
+  CHECK(runs[3].choice.empty());
+}
+
+TEST_CASE("AWS p5 EFA sweeps: rows carry aws-ofi-nccl's choice beyond two nodes, NCCL's own below", "[calibration][parser]") {
+  const auto m = calibration::load_measurements(testing::source_path("configs/measurements/aws-p5-efa.json"));
+  REQUIRE(m.sweeps.size() == 10);
+  for (const auto& s : m.sweeps) {
+    INFO(s.id);
+    CHECK(s.nccl_version == "2.27.7");
+    CHECK(s.algorithm.empty());
+    const bool plugin_chose = s.op == traces::CollectiveOp::kAllReduce && s.nodes > 2;
+    for (const auto& r : s.rows) CHECK(r.choice.empty() != plugin_chose);
+    if (s.id == "h100_32gpu_4node_all_reduce_aws_p5_efa_nccl2.27") {
+      REQUIRE(s.rows.size() == 9);
+      CHECK(s.rows[0].choice == "tree/LL128");    // 32 MiB
+      CHECK(s.rows[5].choice == "ring/LL128");    // 1 GiB
+      CHECK(s.rows[6].choice == "ring/Simple");   // 2 GiB: busbw 280 -> 348 GB/s
+      CHECK(s.rows[6].time_us == Approx(11971.03));  // 2 GiB / 179.39 GB/s algbw
+    }
+  }
+}

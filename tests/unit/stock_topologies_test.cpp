@@ -170,6 +170,20 @@ TEST_CASE("gcp-a3ultra-2node: two HGX H200 VMs, a 400 Gb/s ConnectX-7 RoCE NIC p
   CHECK(spec.links.back().model == "roce-400");
 }
 
+TEST_CASE("aws-p5-32node: 32 p5.48xlarge, a 400 Gb/s EFA device per GPU (four 100 Gb/s interfaces striped by aws-ofi-nccl)",
+          "[topology][stock]") {
+  const auto [spec, s] = load("aws-p5-32node.json");
+  CHECK(s.gpus == 256);
+  CHECK(s.nvlink_domains == 32);
+  CHECK(s.nics == 256);
+  CHECK(s.network_switches == 8);  // one per NIC index: the stand-in for AWS's unpublished fabric
+  CHECK(spec.devices[spec.gpus[0]].model == "h100-sxm");
+  CHECK(s.network_per_gpu.bytes_per_second == Approx(50 * kGB));
+  CHECK(s.bisection_line.bytes_per_second == Approx(128 * 50 * kGB));
+  CHECK(spec.links.back().kind == topo::LinkKind::kEthernet);
+  CHECK(spec.links.back().model == "efa-400");
+}
+
 TEST_CASE("gb200-nvl72-2rack: 144 GPUs in two NVLink domains, four rail switches, a root complex per tray", "[topology][stock]") {
   const auto [spec, s] = load("gb200-nvl72-2rack.json");
   CHECK(s.gpus == 144);
