@@ -287,6 +287,7 @@ NicModel read_nic(const std::string& name, JsonObject& o) {
   m.message_latency = to_ps(p.quantity("message_latency", QuantityKind::kTime));
   if (o.has("net_latency")) m.net_latency = to_ps(p.quantity("net_latency", QuantityKind::kTime));
   if (o.has("net_call_latency")) m.net_call_latency = to_ps(p.quantity("net_call_latency", QuantityKind::kTime));
+  if (o.has("plugin_buffsize")) m.plugin_buffsize = static_cast<Bytes>(p.positive_bytes("plugin_buffsize").value_or(0));
   m.input_buffer = static_cast<Bytes>(p.positive_bytes("input_buffer").value_or(1));
   o.reject_unknown_keys();
   return m;

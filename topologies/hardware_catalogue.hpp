@@ -79,6 +79,10 @@ struct NicModel {
   /// per-step ones: per-operation work of the plugin and its helpers (GCP
   /// TCPXO's receive data mover) that streaming hides. 0 for NCCL's IB plugin.
   TimePs net_call_latency = 0;
+  /// NCCL_BUFFSIZE as the NIC's network plugin sets it for the process (aws-ofi-nccl
+  /// on p5: 8 MiB); 0 when the plugin leaves NCCL's default. It sizes the Simple
+  /// protocol's FIFO steps (buffsize / NCCL_STEPS) of every GPU on the fabric.
+  Bytes plugin_buffsize = 0;
   Bytes input_buffer = 0;
   std::vector<ParamSource> sources;
 };

@@ -115,6 +115,33 @@ void read_routing(JsonObject& root, TopologySpec& spec) {
 
 }  // namespace
 
+namespace {
+
+/// A network plugin that sets NCCL_BUFFSIZE for the process (aws-ofi-nccl on
+/// p5) resizes the Simple protocol's FIFO steps of every GPU on the fabric,
+/// as the environment variable does; NICs that disagree are refused.
+void apply_plugin_buffsize(TopologySpec& spec) {
+  Bytes buffsize = 0;
+  std::string set_by;
+  for (const auto& d : spec.devices) {
+    if (d.kind != DeviceKind::kNic) continue;
+    const Bytes own = spec.catalogue.nics.at(d.model).plugin_buffsize;
+    if (own == 0 || own == buffsize) continue;
+    if (buffsize != 0)
+      throw core::ConfigError(spec.file, "/devices", fmt::format("NICs {} and {} set different NCCL_BUFFSIZE (plugin_buffsize {} and {} B): one process has one",
+                                                                 set_by, d.model, buffsize, own));
+    buffsize = own;
+    set_by = d.model;
+  }
+  if (buffsize == 0) return;
+  for (auto& [name, gpu] : spec.catalogue.gpus) {
+    auto& simple = gpu.protocols.at(Protocol::kSimple);
+    simple.slot_bytes = std::max<Bytes>(1, buffsize / static_cast<Bytes>(std::max(1, simple.slots)));
+  }
+}
+
+}  // namespace
+
 TopologySpec load_topology(const std::string& path, const std::string& catalogue_override, const json& patch,
                            const json& catalogue_patch) {
   json doc = core::read_json_file(path);
@@ -149,6 +176,7 @@ TopologySpec load_topology(const std::string& path, const std::string& catalogue
   diag.throw_if_any();  // port checks need every model resolved
   builder.check_ports();
   diag.throw_if_any();
+  apply_plugin_buffsize(spec);
   return spec;
 }
 

@@ -46,7 +46,7 @@ rm hgx-h100
 
 # Unknown names list the valid ones; a wrong FABSIM_DATA_DIR is one clear error.
 err=$("$prefix/bin/fabsim" nccl-test -t hgx-h999 2>&1 >/dev/null) && fail "unknown name accepted"
-echo "$err" | grep -q "'hgx-h999' is neither a file nor a stock topology (stock topologies: dgx-a100, " || fail "unknown name: $err"
+echo "$err" | grep -q "'hgx-h999' is neither a file nor a stock topology (stock topologies: aws-p5-32node, dgx-a100, " || fail "unknown name: $err"
 err=$(FABSIM_DATA_DIR=/nonexistent "$prefix/bin/fabsim" nccl-test -t hgx-h100 2>&1 >/dev/null) && fail "bad FABSIM_DATA_DIR accepted"
 echo "$err" | grep -q "FABSIM_DATA_DIR: '/nonexistent' does not hold fabsim's data" || fail "bad FABSIM_DATA_DIR: $err"
 # The variable overrides the installed data.

@@ -182,6 +182,11 @@ TEST_CASE("aws-p5-32node: 32 p5.48xlarge, a 400 Gb/s EFA device per GPU (four 10
   CHECK(s.bisection_line.bytes_per_second == Approx(128 * 50 * kGB));
   CHECK(spec.links.back().kind == topo::LinkKind::kEthernet);
   CHECK(spec.links.back().model == "efa-400");
+  // aws-ofi-nccl sets NCCL_BUFFSIZE=8 MiB on p5: Simple steps of 1 MiB, where NCCL's default makes 512 KiB.
+  CHECK(spec.catalogue.gpus.at("h100-sxm").protocols.at(topo::Protocol::kSimple).slot_bytes == (1u << 20));
+  CHECK(spec.catalogue.gpus.at("h100-sxm").protocols.at(topo::Protocol::kLL128).slot_bytes ==
+        load("hgx-h100-2node.json").spec.catalogue.gpus.at("h100-sxm").protocols.at(topo::Protocol::kLL128).slot_bytes);
+  CHECK(load("hgx-h100-2node.json").spec.catalogue.gpus.at("h100-sxm").protocols.at(topo::Protocol::kSimple).slot_bytes == (512u << 10));
 }
 
 TEST_CASE("gb200-nvl72-2rack: 144 GPUs in two NVLink domains, four rail switches, a root complex per tray", "[topology][stock]") {

@@ -135,3 +135,27 @@ TEST_CASE("Algorithm names parse as NCCL_ALGO and NCCL's logs spell them", "[tun
   CHECK_FALSE(traces::parse_algorithm("CollNetChain"));
   CHECK_FALSE(traces::parse_algorithm("auto"));
 }
+
+TEST_CASE("a network plugin's reported latency joins NCCL's model on every network hop, twice with Simple", "[tuner]") {
+  // aws-ofi-nccl reports 75 us on p5 (src/platform-aws.cpp); tuning.cc adds latencyInter to
+  // interLat, and again for Simple (the GPUDirect flush).
+  traces::TunerRequest request{CollectiveOp::kAllReduce, 16, 8, {}, {}, {}, false};
+  request.nodes = 2;
+  request.network_bus_gbps = 400;
+  const double tree_ll = traces::nccl_tree_model_time_us(h100(), request, Protocol::kLL);
+  const double ring_ll = traces::nccl_ring_model_time_us(h100(), request, Protocol::kLL);
+  const double ring_simple = traces::nccl_ring_model_time_us(h100(), request, Protocol::kSimple);
+  request.net_plugin_latency_us = 75;
+  // Tree: 2 x log2(2) network hops; Ring all-reduce: 2 (n_nodes - 1) = 2 network steps.
+  CHECK(traces::nccl_tree_model_time_us(h100(), request, Protocol::kLL) == Approx(tree_ll + 2 * 75).margin(0.01));
+  CHECK(traces::nccl_ring_model_time_us(h100(), request, Protocol::kLL) == Approx(ring_ll + 2 * 75).margin(0.01));
+  CHECK(traces::nccl_ring_model_time_us(h100(), request, Protocol::kSimple) == Approx(ring_simple + 2 * 150).margin(0.01));
+  // So a ring all-gather on 2 p5-like nodes keeps LL128 longer before Simple's doubled cost pays off.
+  request.op = CollectiveOp::kAllGather;
+  request.bytes = 256ull << 20;
+  request.net_plugin_latency_us = 0;
+  const auto without = traces::choose(h100(), request).protocol;
+  request.net_plugin_latency_us = 75;
+  CHECK(without == Protocol::kSimple);
+  CHECK(traces::choose(h100(), request).protocol == Protocol::kLL128);
+}

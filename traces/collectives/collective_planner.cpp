@@ -102,6 +102,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       int fewest = ranks;
       for (const auto& [domain, members] : per_node) fewest = std::min(fewest, static_cast<int>(members.size()));
       request.network_bus_gbps = fewest * network_per_gpu_gbps_;
+      request.net_plugin_latency_us = static_cast<double>(plugin_latency_) / 1e6;
       request.nvls_in_every_node = call.op == CollectiveOp::kAllReduce && fewest > 1 &&
                                    std::all_of(per_node.begin(), per_node.end(), [&](const auto& node) { return nvls_available(node.second); });
     }

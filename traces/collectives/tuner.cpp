@@ -140,6 +140,12 @@ double ring_intra_latency_us(Protocol protocol, const NcclTunerRelease& release)
   return std::max(nccl_hop_latency_us(false, NcclLinkClass::kNvlink, protocol, release), overhead);
 }
 
+/// A network hop's latency in NCCL's model: the hardware row plus the plugin's
+/// reported latency, counted twice with Simple for the GPUDirect flush (tuning.cc).
+double with_plugin_latency(double hop_us, const TunerRequest& request, Protocol protocol) {
+  return hop_us + request.net_plugin_latency_us * (protocol == Protocol::kSimple ? 2 : 1);
+}
+
 double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
   const auto& caps = nccl_bandwidth_caps(gpu.architecture, *request.nccl);
   const int index = nccl_node_index(request.nodes);
@@ -152,7 +158,7 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const int inter_steps = (request.op == CollectiveOp::kAllReduce ? 2 : 1) * (request.nodes - 1);
   const bool one_per_node = request.nodes == n;
   // One rank per node: NCCL takes the Tree's network latency row.
-  const double inter = nccl_hop_latency_us(one_per_node, NcclLinkClass::kNet, protocol, *request.nccl);
+  const double inter = with_plugin_latency(nccl_hop_latency_us(one_per_node, NcclLinkClass::kNet, protocol, *request.nccl), request, protocol);
   const NcclTunerRelease& release = *request.nccl;
   double latency = nccl_base_latency_us(false, protocol, release) + (steps - inter_steps) * ring_intra_latency_us(protocol, release) +
                    inter_steps * inter;
@@ -197,7 +203,7 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const double levels = std::log2(static_cast<double>(std::max(1, request.nodes)));
   const double latency = nccl_base_latency_us(true, protocol, release) +
                          2 * ((per_node - 1) * nccl_hop_latency_us(true, NcclLinkClass::kNvlink, protocol, release) +
-                              levels * nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, release));
+                              levels * with_plugin_latency(nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, release), request, protocol));
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
 
@@ -228,7 +234,8 @@ double nccl_nvls_tree_model_time_us(const topo::GpuModel& gpu, const TunerReques
     alg = bus * request.ranks / ring_steps(request.op, request.ranks);
   }
   const double latency = nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNvlink, release) +
-                         2 * std::log2(static_cast<double>(request.nodes)) * nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNet, release);
+                         2 * std::log2(static_cast<double>(request.nodes)) *
+                             with_plugin_latency(nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNet, release), request, Protocol::kSimple);
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
 
@@ -237,7 +244,8 @@ double nccl_pat_model_time_us(const topo::GpuModel& gpu, const TunerRequest& req
   // anything but Ring, is used as the algorithm bandwidth of the total size.
   const double alg = 0.75 * multi_node_bus_gbps(gpu, request);
   const double latency = nccl_pat_base_latency_us() +
-                         std::log2(static_cast<double>(std::max(1, request.nodes))) * nccl_pat_hop_latency_us(NcclLinkClass::kNet) / 3.5 +
+                         std::log2(static_cast<double>(std::max(1, request.nodes))) *
+                             with_plugin_latency(nccl_pat_hop_latency_us(NcclLinkClass::kNet), request, Protocol::kSimple) / 3.5 +
                          2.8 * request.ranks;
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }

@@ -39,6 +39,9 @@ struct TunerRequest {
   bool nvls_available = false;              ///< the GPUs share a switch with in-network reduction
   int nodes = 1;                            ///< NVLink domains the communicator spans
   double network_bus_gbps = 0;              ///< NIC bandwidth of one node's ranks (GB/s, line rate), when nodes > 1
+  /// The latency the network plugin reports (NicModel::net_latency, us): NCCL's
+  /// model adds it to every network hop, twice with Simple (tuning.cc, latencyInter).
+  double net_plugin_latency_us = 0;
   /// Across nodes: each node's ranks share a switch with in-network
   /// reduction (NVLSTree reduces inside the node with it).
   bool nvls_in_every_node = false;
