@@ -60,6 +60,16 @@ std::vector<ChoiceRun> choice_runs(const std::vector<std::pair<std::uint64_t, st
   return runs;
 }
 
+std::vector<std::string> choice_arguments(const ChoiceRun& run, const std::string& fallback) {
+  if (run.choice.empty()) return {"--algo", fallback};
+  const auto slash = run.choice.find('/');
+  return {"--algo", run.choice.substr(0, slash), "--proto", run.choice.substr(slash + 1)};
+}
+
+bool run_covers(const ChoiceRun& run, const std::vector<std::pair<std::uint64_t, std::string>>& rows, std::uint64_t bytes) {
+  return std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == bytes && r.second == run.choice; });
+}
+
 Measurements parse_nccl_tests_text(const std::string& text, const std::string& file) {
   Measurements m;
   m.file = file;

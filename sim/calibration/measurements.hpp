@@ -45,6 +45,10 @@ struct ChoiceRun {
 };
 /// The runs covering `rows` (bytes, choice): one per distinct choice, in order of first appearance.
 std::vector<ChoiceRun> choice_runs(const std::vector<std::pair<std::uint64_t, std::string>>& rows);
+/// nccl-test's arguments for a run: --algo (and --proto) of its choice, else --algo `fallback`.
+std::vector<std::string> choice_arguments(const ChoiceRun& run, const std::string& fallback);
+/// Whether `rows` (bytes, choice) has a row of `bytes` simulated by `run`.
+bool run_covers(const ChoiceRun& run, const std::vector<std::pair<std::uint64_t, std::string>>& rows, std::uint64_t bytes);
 
 /// One collective swept over sizes on one system.
 struct MeasuredSweep {

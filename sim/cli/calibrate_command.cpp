@@ -126,19 +126,16 @@ class Calibrator {
       Predictions rows;
       // One child per recorded choice (a row's nccl_choice), the rest with the data set's algorithm.
       for (const auto& run : calibration::choice_runs(sizes)) {
-        const auto slash = run.choice.find('/');
         std::vector<std::string> args{"nccl-test", "--topology", topology_, "--op", traces::collective_name(s->op), "-g",
                                       std::to_string(s->gpus), "-b", std::to_string(run.lo), "-e", std::to_string(run.hi), "-f", "2",
-                                      "--algo", run.choice.empty() ? (s->algorithm.empty() ? "auto" : s->algorithm) : run.choice.substr(0, slash),
                                       "--format", "json", "--calibration", profile.string()};
-        if (!run.choice.empty()) args.insert(args.end(), {"--proto", run.choice.substr(slash + 1)});
+        const auto algo = calibration::choice_arguments(run, s->algorithm.empty() ? "auto" : s->algorithm);
+        args.insert(args.end(), algo.begin(), algo.end());
         if (!s->nccl_version.empty()) args.insert(args.end(), {"--nccl-version", s->nccl_version});
         const json result = run_json_child(options_.self, args, {s->id, ""});
-        for (const auto& r : result["rows"]) {
-          const auto bytes = r["bytes"].get<std::uint64_t>();
-          const bool its_row = std::any_of(s->rows.begin(), s->rows.end(), [&](const auto& m) { return m.bytes == bytes && m.choice == run.choice; });
-          if (its_row) rows[bytes] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};
-        }
+        for (const auto& r : result["rows"])
+          if (calibration::run_covers(run, sizes, r["bytes"].get<std::uint64_t>()))
+            rows[r["bytes"].get<std::uint64_t>()] = {r["time_us"].get<double>(), r["busbw_GBps"].get<double>()};
       }
       out.push_back(std::move(rows));
     }

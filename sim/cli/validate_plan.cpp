@@ -161,19 +161,16 @@ std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const Val
   std::map<std::uint64_t, json> by_bytes;
   // One child per recorded choice (a row's nccl_choice), the rest with the data set's algorithm.
   for (const auto& run : calibration::choice_runs(sizes)) {
-    const auto slash = run.choice.find('/');
     std::vector<std::string> args{"nccl-test", "--topology", plan.topology, "--op", ds["collective"].get<std::string>(), "-g",
                                   std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(run.lo), "-e", std::to_string(run.hi), "-f", "2",
-                                  "--algo", run.choice.empty() ? plan.algorithm : run.choice.substr(0, slash), "--format", "json"};
-    if (!run.choice.empty()) args.insert(args.end(), {"--proto", run.choice.substr(slash + 1)});
+                                  "--format", "json"};
+    const auto algo = calibration::choice_arguments(run, plan.algorithm);
+    args.insert(args.end(), algo.begin(), algo.end());
     if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});
     if (plan.nccl_version) args.insert(args.end(), {"--nccl-version", traces::nccl_version_name(*plan.nccl_version)});
     const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
-    for (const auto& row : predicted["rows"]) {
-      const auto bytes = row["bytes"].get<std::uint64_t>();
-      const bool its_row = std::any_of(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == bytes && s.second == run.choice; });
-      if (its_row) by_bytes[bytes] = row;
-    }
+    for (const auto& row : predicted["rows"])
+      if (calibration::run_covers(run, sizes, row["bytes"].get<std::uint64_t>())) by_bytes[row["bytes"].get<std::uint64_t>()] = row;
   }
   return by_bytes;
 }

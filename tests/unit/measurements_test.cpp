@@ -118,6 +118,8 @@ TEST_CASE("recorded choices: one run per choice spanning its sizes, rows without
   CHECK(runs[2].lo == (512u << 20));
   CHECK(runs[2].hi == (4096ull << 20));
   CHECK(runs[3].choice.empty());
+  CHECK(calibration::choice_arguments(runs[0], "auto") == std::vector<std::string>{"--algo", "tree", "--proto", "LL128"});
+  CHECK(calibration::choice_arguments(runs[3], "ring") == std::vector<std::string>{"--algo", "ring"});
 }
 
 TEST_CASE("AWS p5 EFA sweeps: rows carry aws-ofi-nccl's choice beyond two nodes, NCCL's own below", "[calibration][parser]") {

@@ -189,6 +189,12 @@ TEST_CASE("aws-p5-32node: 32 p5.48xlarge, a 400 Gb/s EFA device per GPU (four 10
   CHECK(load("hgx-h100-2node.json").spec.catalogue.gpus.at("h100-sxm").protocols.at(topo::Protocol::kSimple).slot_bytes == (512u << 10));
 }
 
+TEST_CASE("a NIC's plugin_buffsize resizes the Simple steps of every GPU on its fabric, as NCCL_BUFFSIZE does", "[topology]") {
+  const nlohmann::json patch = {{"nics", {{"cx7-ndr400", {{"plugin_buffsize", {{"value", "2 MiB"}, {"source", "test"}}}}}}}};
+  const auto spec = topo::load_topology(testing::source_path("topologies/hgx-h100-2node.json"), "", nullptr, patch);
+  CHECK(spec.catalogue.gpus.at("h100-sxm").protocols.at(topo::Protocol::kSimple).slot_bytes == (256u << 10));  // 2 MiB / 8 steps
+}
+
 TEST_CASE("gb200-nvl72-2rack: 144 GPUs in two NVLink domains, four rail switches, a root complex per tray", "[topology][stock]") {
   const auto [spec, s] = load("gb200-nvl72-2rack.json");
   CHECK(s.gpus == 144);
