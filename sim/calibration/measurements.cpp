@@ -52,7 +52,10 @@ std::optional<RecordedChoice> parse_recorded_choice(const std::string& text, tra
 
 std::vector<ChoiceRun> choice_runs(const std::vector<std::pair<std::uint64_t, std::string>>& rows) {
   std::vector<ChoiceRun> runs;
-  for (const auto& [bytes, choice] : rows) {
+  for (const auto& row : rows) {
+    // A plain loop variable, not a structured binding: clang before 16 cannot capture bindings in a lambda.
+    const std::uint64_t bytes = row.first;
+    const std::string& choice = row.second;
     auto it = std::find_if(runs.begin(), runs.end(), [&](const ChoiceRun& r) { return r.choice == choice; });
     if (it == runs.end()) runs.push_back({choice, bytes, bytes});
     else it->lo = std::min(it->lo, bytes), it->hi = std::max(it->hi, bytes);
