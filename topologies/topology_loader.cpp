@@ -121,17 +121,23 @@ namespace {
 /// p5) resizes the Simple protocol's FIFO steps of every GPU on the fabric,
 /// as the environment variable does; NICs that disagree are refused.
 void apply_plugin_buffsize(TopologySpec& spec) {
+  // A NIC without plugin_buffsize runs with NCCL's default buffer, so it disagrees with one that sets it:
+  // NCCL loads one network plugin per process, and the process has one NCCL_BUFFSIZE.
+  const auto buffsize_text = [](Bytes b) { return b == 0 ? std::string("NCCL's default") : fmt::format("{} B", b); };
   Bytes buffsize = 0;
-  std::string set_by;
+  const DeviceSpec* first_nic = nullptr;
   for (const auto& d : spec.devices) {
     if (d.kind != DeviceKind::kNic) continue;
     const Bytes own = spec.catalogue.nics.at(d.model).plugin_buffsize;
-    if (own == 0 || own == buffsize) continue;
-    if (buffsize != 0)
-      throw core::ConfigError(spec.file, "/devices", fmt::format("NICs {} and {} set different NCCL_BUFFSIZE (plugin_buffsize {} and {} B): one process has one",
-                                                                 set_by, d.model, buffsize, own));
-    buffsize = own;
-    set_by = d.model;
+    if (first_nic == nullptr) {
+      first_nic = &d;
+      buffsize = own;
+    } else if (own != buffsize) {
+      throw core::ConfigError(spec.file, d.json_path,
+                              fmt::format("NIC '{}' ({}) and NIC '{}' ({}) run with different NCCL_BUFFSIZE ({} and {}): "
+                                          "NCCL loads one network plugin per process, so its NICs are of one family",
+                                          first_nic->name, first_nic->model, d.name, d.model, buffsize_text(buffsize), buffsize_text(own)));
+    }
   }
   if (buffsize == 0) return;
   for (auto& [name, gpu] : spec.catalogue.gpus) {
