@@ -252,8 +252,8 @@ int run_replay(const ReplayFlags& f) {
   {
     std::vector<const traces::Trace*> traces;
     for (const auto& t : loaded.traces) traces.push_back(t.get());
-    if (model == "auto") model = auto_chooses_flow(estimate_replay_events(traces, spec, *segment), std::cerr) ? "flow" : "segment";
-    check_replay_work(traces, spec, model == "segment" ? *segment : 0, kOrigin);
+    if (model == "auto") model = auto_chooses_flow(estimate_replay_events(traces, spec, *segment, options.algorithm), std::cerr) ? "flow" : "segment";
+    check_replay_work(traces, spec, model == "segment" ? *segment : 0, options.algorithm, kOrigin);
   }
   std::unique_ptr<topo::FabricBackend> fabric;
   if (model == "flow") fabric = std::make_unique<topo::FlowFabric>(spec);

@@ -82,17 +82,28 @@ double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, std
 /// 10.6 M events for the 8-GPU NCCL-default sweep, whose ring estimate is 1.8 M).
 constexpr double kNvlsEventFactor = 6.0;
 
-bool may_run_nvls(const SimulationRequest& request, const topo::TopologySpec& spec) {
-  // NCCL's tuner picks NVLS (or NVLSTree) by itself for all-reduce only; all-gather and reduce-scatter run it when forced.
-  const auto op = request.test.op;
-  const bool forced = request.test.algorithm == "nvls" || request.test.algorithm == "nvlstree";
-  if (!(op == traces::CollectiveOp::kAllReduce && request.test.algorithm == "auto") && !forced) return false;
+bool reduces_in_network(const topo::TopologySpec& spec) {
   for (const auto& d : spec.devices)
     if (d.kind == topo::DeviceKind::kSwitch) {
       const auto it = spec.catalogue.switches.find(d.model);
       if (it != spec.catalogue.switches.end() && it->second.in_network_reduction) return true;
     }
   return false;
+}
+
+bool may_run_nvls(const SimulationRequest& request, const topo::TopologySpec& spec) {
+  // NCCL's tuner picks NVLS (or NVLSTree) by itself for all-reduce only; all-gather and reduce-scatter run it when forced.
+  const auto op = request.test.op;
+  const bool forced = request.test.algorithm == "nvls" || request.test.algorithm == "nvlstree";
+  if (!(op == traces::CollectiveOp::kAllReduce && request.test.algorithm == "auto") && !forced) return false;
+  return reduces_in_network(spec);
+}
+
+/// The same rule for a trace's op, under replay's --algo (none: NCCL's choice).
+bool may_run_nvls(traces::TraceOpType type, std::optional<traces::Algorithm> forced, bool in_network) {
+  if (!in_network) return false;
+  const bool forced_nvls = forced && (*forced == traces::Algorithm::kNvls || *forced == traces::Algorithm::kNvlsTree);
+  return forced_nvls || (!forced && type == traces::TraceOpType::kAllReduce);
 }
 
 double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec) {
@@ -116,8 +127,10 @@ void check_run_work(const SimulationRequest& request, const topo::TopologySpec& 
     throw core::ConfigError(request.origin, "", advice(events));
 }
 
-double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment) {
+double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                              std::optional<traces::Algorithm> forced) {
   const int channels = channels_of(spec), hops = path_hops(spec), stripes = nvlink_stripes(spec);
+  const bool in_network = reduces_in_network(spec);
   double events = 0;
   for (const auto* trace : jobs)
     for (const auto& program : trace->programs)
@@ -132,13 +145,14 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
         const auto ranks = static_cast<std::int64_t>(group);
         const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, segment, stripes, hops)
                                                  : estimate_collective_events(ranks, 2.0 * bytes, segment, channels, hops);
-        events += per_collective / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
+        const double nvls = !all_to_all && may_run_nvls(op.type, forced, in_network) ? kNvlsEventFactor : 1.0;
+        events += per_collective * nvls / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }
   return events;
 }
 
 void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
-                       const std::string& origin) {
+                       std::optional<traces::Algorithm> forced, const std::string& origin) {
   if (segment == 0) {
     for (const auto* trace : jobs)
       for (const auto& program : trace->programs)
@@ -149,7 +163,7 @@ void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo
           }
     return;
   }
-  if (const double events = estimate_replay_events(jobs, spec, segment); events > kMaxSegmentEvents)
+  if (const double events = estimate_replay_events(jobs, spec, segment, forced); events > kMaxSegmentEvents)
     throw core::ConfigError(origin, "", advice(events));
 }
 

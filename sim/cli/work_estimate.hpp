@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "sim/cli/simulation_request.hpp"
 #include "topologies/topology_spec.hpp"
+#include "traces/collectives/tuner.hpp"
 
 namespace fabsim::traces {
 struct Trace;
@@ -40,8 +42,10 @@ inline constexpr double kAutoSegmentEvents = 3e7;
 /// Estimated kernel events of an nccl-test request at segment level.
 double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec);
 
-/// Estimated kernel events of replaying `jobs` at segment level with segments of `segment` bytes.
-double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment);
+/// Estimated kernel events of replaying `jobs` at segment level with segments of `segment` bytes, each
+/// collective run by `forced` (replay's --algo) or, without one, by the algorithm NCCL may choose.
+double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
+                              std::optional<traces::Algorithm> forced = std::nullopt);
 
 /// The fidelity `--model auto` takes for a run of `events` estimated segment-level
 /// events: true for the flow level. Says which and why on `err`.
@@ -60,6 +64,6 @@ void check_run_work(const SimulationRequest& request, const topo::TopologySpec& 
 
 /// The same for the replay of `traces` (one per job); `segment` is 0 at flow level.
 void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo::TopologySpec& spec, std::uint64_t segment,
-                       const std::string& origin);
+                       std::optional<traces::Algorithm> forced, const std::string& origin);
 
 }  // namespace fabsim::cli

@@ -1,0 +1,28 @@
+// The segment-level work estimate behind --model auto and the refusal of
+// runs too long to finish: a replay counts NVLS's extra events where NCCL may
+// choose it, as an nccl-test run does.
+
+#include <catch2/catch.hpp>
+
+#include "sim/cli/work_estimate.hpp"
+#include "test_support.hpp"
+#include "traces/replay/trace_loader.hpp"
+
+using namespace fabsim;
+
+TEST_CASE("a replay's all-reduces on a fabric that reduces in its switches count NVLS's events unless another algorithm is forced",
+          "[estimate]") {
+  const auto trace = traces::load_trace(testing::source_path("configs/traces/dp8-ddp-step.json"));  // 25 MiB all-reduces
+  const std::vector<const traces::Trace*> jobs{&trace};
+  constexpr std::uint64_t kSegment = 128 << 10;
+
+  const auto hgx = topo::load_topology(testing::source_path("topologies/hgx-h100.json"));  // NVSwitch gen3: NVLink SHARP
+  const double nccl_choice = cli::estimate_replay_events(jobs, hgx, kSegment);
+  const double ring = cli::estimate_replay_events(jobs, hgx, kSegment, traces::Algorithm::kRing);
+  CHECK(ring > 0);
+  CHECK(nccl_choice == Approx(6 * ring));  // NCCL runs NVLS at 25 MiB on 8 H100s: about 6x a ring's events
+  CHECK(cli::estimate_replay_events(jobs, hgx, kSegment, traces::Algorithm::kNvls) == Approx(nccl_choice));
+
+  const auto a100 = topo::load_topology(testing::source_path("topologies/dgx-a100.json"));  // NVSwitch gen2: no reduction in the switch
+  CHECK(cli::estimate_replay_events(jobs, a100, kSegment) == Approx(cli::estimate_replay_events(jobs, a100, kSegment, traces::Algorithm::kRing)));
+}
