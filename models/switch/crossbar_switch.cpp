@@ -45,10 +45,11 @@ void CrossbarSwitch::reduce(Segment&& segment) {
   if (++partial.arrived < segment.op->fan_in) return;
   // Every source's piece is here: the combined piece streams out to the
   // destination, or to every member (all-reduce).
-  const TimePs tail_ready = partial.last_tail + params_.traversal_latency;
+  const TimePs last_tail = partial.last_tail;  // read before erase: `partial` lives in the erased node
+  const TimePs tail_ready = last_tail + params_.traversal_latency;
   reductions_.erase(it);
   if (segment.op->result_route == nullptr) {
-    segment.tail_time = partial.last_tail;
+    segment.tail_time = last_tail;
     segment.credit_holder = nullptr;  // returned above
     multicast(std::move(segment));
     return;
