@@ -7,6 +7,7 @@
 #include "traces/collectives/chain_planner.hpp"
 #include "traces/collectives/collnet_planner.hpp"
 #include "traces/collectives/flow_plans.hpp"
+#include "traces/collectives/nccl_net_channels.hpp"
 #include "traces/collectives/nvls_planner.hpp"
 #include "traces/collectives/nvls_tree_planner.hpp"
 #include "traces/collectives/pat_planner.hpp"
@@ -103,6 +104,14 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       for (const auto& [domain, members] : per_node) fewest = std::min(fewest, static_cast<int>(members.size()));
       request.network_bus_gbps = fewest * network_per_gpu_gbps_;
       request.net_plugin_latency_us = static_cast<double>(plugin_latency_) / 1e6;
+      if (fewest > 1 && nics_per_gpu_ > 0) {
+        // NCCL's ring graph through each node's NICs; at one GPU per node its
+        // search is not modelled and the GPU's ring_channels stay.
+        const auto graph = nccl_net_ring_graph(gpu.architecture, fewest * nics_per_gpu_, network_per_gpu_gbps_ / nics_per_gpu_,
+                                               gpu.link_ports * nccl_nvlink_link_gbps(gpu.architecture));
+        request.network_graph_channels = graph.graph_channels;
+        request.network_runtime_channels = graph.runtime_channels;
+      }
       request.nvls_in_every_node = call.op == CollectiveOp::kAllReduce && fewest > 1 &&
                                    std::all_of(per_node.begin(), per_node.end(), [&](const auto& node) { return nvls_available(node.second); });
     }
@@ -168,6 +177,10 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       params.step_latency = protocol.step_latency;
       net_protocol = choice.protocol;
       params.channel_cap = protocol.channel_cap;
+      // LL128's cap is NCCL's per graph channel (perChMaxRingLL128Bw, priced x
+      // graph channels in tuning.cc), and a graph channel runs as two or more CTAs.
+      if (protocol.channel_cap && choice.protocol == topo::Protocol::kLL128)
+        params.channel_cap = core::Bandwidth{protocol.channel_cap->bytes_per_second * graph_channels(gpu, request) / runtime_channels(gpu, request)};
     }
   }
   // A collective whose GPUs reduce what they receive pays the reduction's base

@@ -151,7 +151,7 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const int index = nccl_node_index(request.nodes);
   const int n = request.ranks;
   const int steps = ring_steps(request.op, n);
-  const int channels = request.channels.value_or(gpu.ring_channels);
+  const int channels = graph_channels(gpu, request);
   double bus = multi_node_bus_gbps(gpu, request);
   if (protocol == Protocol::kLL) bus = std::min(caps.ll_max[index], 0.5 * bus);
   if (protocol == Protocol::kLL128) bus = std::min(0.92 * bus, channels * caps.ring_ll128_per_channel[index]);
@@ -164,7 +164,7 @@ double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& re
                    inter_steps * inter;
   // The Simple ring's "plateau" once each rank's share of a channel passes 64 bytes.
   if (protocol == Protocol::kSimple && request.op == CollectiveOp::kAllReduce &&
-      static_cast<double>(request.bytes) / (channels * n) >= 64)
+      static_cast<double>(request.bytes) / (runtime_channels(gpu, request) * n) >= 64)  // comm->nChannels
     latency *= 1.4;
   return latency + static_cast<double>(request.bytes) / (1000.0 * bus * n / steps);
 }
@@ -191,7 +191,7 @@ Protocol cheapest_protocol(const topo::GpuModel& gpu, const TunerRequest& reques
 double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
   const auto& caps = nccl_bandwidth_caps(gpu.architecture, *request.nccl);
   const int index = nccl_node_index(request.nodes);
-  const int channels = request.channels.value_or(gpu.ring_channels);
+  const int channels = graph_channels(gpu, request);
   const double graph = multi_node_bus_gbps(gpu, request);
   double bus = std::min(0.92 * graph, channels * caps.tree_per_channel[index]);
   if (protocol == Protocol::kLL) bus = std::min(bus / 3.8, caps.ll_max[index]);
@@ -260,6 +260,16 @@ TunerChoice choose_tree(const topo::GpuModel& gpu, const TunerRequest& request) 
   return choice;
 }
 
+int runtime_channels(const topo::GpuModel& gpu, const TunerRequest& request) {
+  return std::max(1, request.channels.value_or(request.network_runtime_channels > 0 ? request.network_runtime_channels : gpu.ring_channels));
+}
+
+int graph_channels(const topo::GpuModel& gpu, const TunerRequest& request) {
+  // NCCL_MIN/MAX_NCHANNELS change comm->nChannels after the search, not the graph's (init.cc, connect.cc).
+  if (request.network_graph_channels > 0) return request.network_graph_channels;
+  return std::max(1, gpu.ring_channels / 2);
+}
+
 double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
   if (request.nodes > 1) return ring_multi_node_time_us(gpu, request, protocol);
   const auto& p = gpu.protocols.at(protocol);
@@ -267,7 +277,7 @@ double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const int steps = ring_steps(request.op, n);
   const double latency_us = static_cast<double>(p.tuner_base_latency + steps * p.tuner_hop_latency) / 1e6;
   double bus_gbps = gpu.tuner_ring_bus_bandwidth.gbytes_per_second();
-  const int channels = request.channels.value_or(gpu.ring_channels);
+  const int channels = graph_channels(gpu, request);
   // tuning.cc's per-protocol corrections for rings.
   if (protocol == Protocol::kLL) bus_gbps = std::min(gpu.tuner_ll_max_bandwidth.gbytes_per_second(), 0.5 * bus_gbps);
   if (protocol == Protocol::kLL128)
@@ -283,7 +293,7 @@ TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request) 
   // nBytes < nChannels x nThreads x threshold (LL's threshold scales with ranks).
   const auto& p = gpu.protocols.at(choice.protocol);
   const core::Bytes threshold = p.channel_threshold * (choice.protocol == Protocol::kLL ? request.ranks : 1);
-  int channels = std::max(1, request.channels.value_or(gpu.ring_channels));
+  int channels = runtime_channels(gpu, request);
   while (channels > 1 && request.bytes < static_cast<core::Bytes>(channels) * p.threads * threshold) --channels;
   choice.channels = channels;
   return choice;

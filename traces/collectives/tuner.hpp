@@ -45,6 +45,10 @@ struct TunerRequest {
   /// Across nodes: each node's ranks share a switch with in-network
   /// reduction (NVLSTree reduces inside the node with it).
   bool nvls_in_every_node = false;
+  /// Across nodes: the channels of NCCL's ring graph through the NICs
+  /// (nccl_net_ring_graph); 0 on one node, where the GPU's ring_channels hold.
+  int network_graph_channels = 0;
+  int network_runtime_channels = 0;
   /// The NCCL release whose tuner constants choose (nccl_tuner_tables.hpp); never null.
   const NcclTunerRelease* nccl = &newest_nccl_tuner_release();
 };
@@ -71,6 +75,14 @@ TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request);
 double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
 
 TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request);
+
+/// The communicator's channels (CTAs): forced, else NCCL's across nodes, else the GPU's ring_channels.
+int runtime_channels(const topo::GpuModel& gpu, const TunerRequest& request);
+/// The graph channels NCCL's tuner multiplies its per-channel caps by
+/// (tuning.cc: graphs[a]->nChannels, Ring's and Tree's being one count):
+/// NCCL's across nodes, else half the GPU's ring_channels (ncclTopoPostset
+/// runs two CTAs per graph channel). A forced channel count leaves it.
+int graph_channels(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// NCCL's predicted time (us) of a Tree all-reduce across request.nodes nodes with `protocol`.
 double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
