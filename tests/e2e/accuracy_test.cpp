@@ -75,7 +75,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, NVL72 21.5%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 16.1% / 20.7% / 6.3%)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 16.1% / 14.0% / 6.5%)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -87,10 +87,10 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.215, 0.354},
                 // nccl-tests#309's InfiniBand NDR sweeps (2, 4 and 8 nodes) and the A3 Mega all-gather.
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 31, 0.161, 0.628},
-                {"out-of-sample", "multi-node", "H100", "mid", 32, 0.207, 0.845},
-                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.063, 0.256}});
-  // Every family together, what the ctest bounds (README: 3.3% and 16.4%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.033 + kErrorMargin);
+                {"out-of-sample", "multi-node", "H100", "mid", 32, 0.140, 0.861},
+                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.065, 0.256}});
+  // Every family together, what the ctest bounds (README: 3.4% and 16.4%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.034 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.164 + kErrorMargin);
   // The EFA set stays skipped with its reason; both A3 Mega runs are predicted.
   std::map<std::string, std::string> skipped;
@@ -315,7 +315,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 23.6%, 5.5%, 32.3% and 71.8%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 32.8%, 7.0%, 32.3% and 73.2%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -324,18 +324,18 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   for (const auto& sweep : std::vector<Sweep>{{"hgx-h100", "--op all_gather -g 8 -b 8 -e 8G", 0.070},
                                               {"hgx-h100", "--op reduce_scatter -g 8 -b 8 -e 8G", 0.062},
                                               {"hgx-h100", "--op alltoall -g 8 -b 1K -e 1G", 0.000},
-                                              {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.236},
-                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.055},
+                                              {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.328},
+                                              {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.070},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
                                               {"hgx-h100-2node", "-b 8 -e 1G", 0.323},
-                                              {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.718}}) {
+                                              {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.732}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
     CHECK(worst <= sweep.claimed_worst + kErrorMargin);
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, Tree across nodes up to 56%)",
+TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, Tree across nodes up to 42%)",
           "[accuracy][flow]") {
   // The grid --model auto switches over: 64 KiB - 256 MiB (x4) on 2-32 GPUs, one box and across nodes.
   struct Cell {
@@ -347,10 +347,10 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100", "-g 8", 0.040},
                                             {"hgx-h100", "-g 8 --algo ring", 0.022},
                                             {"hgx-h100-2node", "-g 16 --algo ring", 0.056},
-                                            {"ib-fat-tree-1024", "-g 32 --algo ring", 0.053},
+                                            {"ib-fat-tree-1024", "-g 32 --algo ring", 0.070},
                                             // NCCL's default across nodes: Tree and NVLSTree, the known disagreement (README, Models).
-                                            {"hgx-h100-2node", "-g 16", 0.407},
-                                            {"ib-fat-tree-1024", "-g 32", 0.552}}) {
+                                            {"hgx-h100-2node", "-g 16", 0.323},
+                                            {"ib-fat-tree-1024", "-g 32", 0.417}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");
@@ -358,22 +358,24 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
   }
 }
 
-TEST_CASE("accuracy: EFA on p5, fitted on 4 instances, against held-out plateaus on 8 and 16 (-4.7%, -4.1%, -3.9%) and "
-          "all-gather floors on 2 and 32 (+1.1%, +15.2%)",
+TEST_CASE("accuracy: EFA on p5, fitted on 4 instances, against held-out plateaus on 8 and 16 (-2.0%, -1.5%, -1.2%), Ring LL128 "
+          "on 8 (-5.3%) and all-gather floors on 2 and 32 (+6.0%, +15.2%)",
           "[accuracy][efa]") {
-  // links/efa-400/efficiency is fitted on h100_32gpu_4node_all_reduce_aws_p5_efa_nccl2.27 alone. The Ring Simple rows are
-  // where aws-ofi-nccl's tuner ran it on 8 and 16 instances; the 32 MiB all-gathers are NCCL's own Ring LL128, whose
-  // time on 32 instances is mostly the plugin's 75 us per network crossing (configs/measurements/aws-p5-efa.json,
-  // time = bytes / out-of-place algbw). Flow level where it agrees with the segment level within 0.1% (the 64- and
-  // 128-GPU rings, the 256-GPU all-gather); the 16-GPU all-gather at segment level.
+  // links/efa-400/efficiency is fitted on h100_32gpu_4node_all_reduce_aws_p5_efa_nccl2.27 alone. The Ring Simple and
+  // LL128 rows are where aws-ofi-nccl's tuner ran them on 8 and 16 instances (LL128 at NCCL's per-graph-channel cap:
+  // 8 graph channels x 36.7 GB/s over 16 CTAs; it was 19% fast at 24 x 36.7); the 32 MiB all-gathers are NCCL's own
+  // Ring LL128, whose time on 32 instances is mostly the plugin's 75 us per network crossing
+  // (configs/measurements/aws-p5-efa.json, time = bytes / out-of-place algbw). Flow level where it agrees with the
+  // segment level within 0.1% (the 64- and 128-GPU Simple rings, the 256-GPU all-gather); the others at segment level.
   const struct {
     int gpus;
     const char* args;
     double measured_us, claimed_error;
-  } claims[] = {{64, "-b 4G -e 4G --algo ring --proto Simple --model flow", 24068.18, -0.047},
-                {64, "-b 8G -e 8G --algo ring --proto Simple --model flow", 47589.67, -0.041},
-                {128, "-b 8G -e 8G --algo ring --proto Simple --model flow", 47844.13, -0.039},
-                {16, "-b 32M -e 32M --op all_gather", 239.57, 0.011},
+  } claims[] = {{64, "-b 4G -e 4G --algo ring --proto Simple --model flow", 24068.18, -0.020},
+                {64, "-b 8G -e 8G --algo ring --proto Simple --model flow", 47589.67, -0.015},
+                {128, "-b 8G -e 8G --algo ring --proto Simple --model flow", 47844.13, -0.012},
+                {64, "-b 1G -e 1G --algo ring --proto LL128 --model segment", 7702.04, -0.053},
+                {16, "-b 32M -e 32M --op all_gather", 239.57, 0.060},
                 {256, "-b 32M -e 32M --op all_gather --model flow", 2699.47, 0.152}};
   for (const auto& c : claims) {
     const json row = rows("aws-p5-32node", fmt::format("-g {} {} --nccl-version 2.27.7", c.gpus, c.args))[0];
