@@ -91,19 +91,12 @@ bool reduces_in_network(const topo::TopologySpec& spec) {
   return false;
 }
 
-bool may_run_nvls(const SimulationRequest& request, const topo::TopologySpec& spec) {
-  // NCCL's tuner picks NVLS (or NVLSTree) by itself for all-reduce only; all-gather and reduce-scatter run it when forced.
-  const auto op = request.test.op;
-  const bool forced = request.test.algorithm == "nvls" || request.test.algorithm == "nvlstree";
-  if (!(op == traces::CollectiveOp::kAllReduce && request.test.algorithm == "auto") && !forced) return false;
-  return reduces_in_network(spec);
-}
-
-/// The same rule for a trace's op, under replay's --algo (none: NCCL's choice).
-bool may_run_nvls(traces::TraceOpType type, std::optional<traces::Algorithm> forced, bool in_network) {
+/// NCCL's tuner picks NVLS (or NVLSTree) by itself for all-reduce only; any
+/// collective runs it when forced (nccl-test's --algo, replay's --algo).
+bool may_run_nvls(bool all_reduce, std::optional<traces::Algorithm> forced, bool in_network) {
   if (!in_network) return false;
-  const bool forced_nvls = forced && (*forced == traces::Algorithm::kNvls || *forced == traces::Algorithm::kNvlsTree);
-  return forced_nvls || (!forced && type == traces::TraceOpType::kAllReduce);
+  if (forced) return *forced == traces::Algorithm::kNvls || *forced == traces::Algorithm::kNvlsTree;
+  return all_reduce;
 }
 
 double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec) {
@@ -114,7 +107,10 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   for (const auto bytes : traces::nccl_test_sizes(request.test))
     events += all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), request.segment_size, nvlink_stripes(spec), hops)
                          : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
-  return may_run_nvls(request, spec) ? events * kNvlsEventFactor : events;
+  // "auto" parses as no algorithm: NCCL's choice.
+  const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
+                                 reduces_in_network(spec));
+  return nvls ? events * kNvlsEventFactor : events;
 }
 
 void check_run_work(const SimulationRequest& request, const topo::TopologySpec& spec) {
@@ -145,7 +141,7 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
         const auto ranks = static_cast<std::int64_t>(group);
         const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, segment, stripes, hops)
                                                  : estimate_collective_events(ranks, 2.0 * bytes, segment, channels, hops);
-        const double nvls = !all_to_all && may_run_nvls(op.type, forced, in_network) ? kNvlsEventFactor : 1.0;
+        const double nvls = !all_to_all && may_run_nvls(op.type == traces::TraceOpType::kAllReduce, forced, in_network) ? kNvlsEventFactor : 1.0;
         events += per_collective * nvls / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }
   return events;

@@ -20,33 +20,29 @@ TEST_CASE("NCCL's ring graph across HGX H100 nodes: 8 channels at 45 GB/s, run a
 }
 
 TEST_CASE("NCCL's ring graph across nodes on other machines", "[tuner][channels]") {
-  // DGX A100: 8 HDR NICs of 25 GB/s take 24 GB/s each; under 25 GB/s no doubling.
-  const auto a100 = nccl_net_ring_graph("ampere", 8, 25.0, 12 * traces::nccl_nvlink_link_gbps("ampere"));
-  CHECK(a100.graph_channels == 8);
-  CHECK(a100.speed_gbps == 24.0);
-  CHECK(a100.runtime_channels == 16);
-  // B200, 8 x 400 Gb/s: SM100's list starts at 96 GB/s, above the NICs; 8 rings at 48.
-  const auto b200 = nccl_net_ring_graph("blackwell", 8, 50.0, 18 * traces::nccl_nvlink_link_gbps("blackwell"));
-  CHECK(b200.graph_channels == 8);
-  CHECK(b200.speed_gbps == 48.0);
-  CHECK(b200.runtime_channels == 16);
-  // Two GPUs (and NICs) per node: 2 rings at 48 GB/s, doubled to 4 at 24 (4 channels or fewer
-  // always double), 8 at run time.
-  const auto pair = nccl_net_ring_graph("hopper", 2, 50.0, 18 * 20.6);
-  CHECK(pair.graph_channels == 4);
-  CHECK(pair.speed_gbps == 24.0);
-  CHECK(pair.runtime_channels == 8);
-  // 100 Gb/s NICs: 12 GB/s per ring; two rings per NIC at 6 give no more, so 8 channels, 16 at run time.
-  const auto slow = nccl_net_ring_graph("hopper", 8, 12.5, 18 * 20.6);
-  CHECK(slow.graph_channels == 8);
-  CHECK(slow.speed_gbps == 12.0);
-  CHECK(slow.runtime_channels == 16);
-  // Six NICs: 6 rings at 48 GB/s, kept (Hopper, under 50, more than 4); 12 runtime channels at
-  // over 45 GB/s are doubled again on Hopper ("4 compute channels per search channel", connect.cc).
-  const auto six = nccl_net_ring_graph("hopper", 6, 50.0, 18 * 20.6);
-  CHECK(six.graph_channels == 6);
-  CHECK(six.speed_gbps == 48.0);
-  CHECK(six.runtime_channels == 24);
+  const struct {
+    const char* why;
+    const char* architecture;
+    int nics;
+    double nic_gbps, nvlink_gbps;
+    int graph_channels;
+    double speed_gbps;
+    int runtime_channels;
+  } cases[] = {
+      {"DGX A100: 8 HDR NICs of 25 GB/s take 24 GB/s each; under 25 GB/s no doubling", "ampere", 8, 25.0, 12 * 20.0, 8, 24.0, 16},
+      {"B200, 8 x 400 Gb/s: SM100's list starts at 96 GB/s, above the NICs; 8 rings at 48", "blackwell", 8, 50.0, 18 * 40.1, 8, 48.0, 16},
+      {"two NICs per node: 2 rings at 48 GB/s, doubled to 4 at 24 (4 channels or fewer always double)", "hopper", 2, 50.0, 18 * 20.6, 4, 24.0, 8},
+      {"100 Gb/s NICs: 12 GB/s per ring; two rings per NIC at 6 give no more", "hopper", 8, 12.5, 18 * 20.6, 8, 12.0, 16},
+      {"six NICs: 6 rings at 48 kept (under 50, more than 4); 12 CTAs over 45 GB/s doubled again (connect.cc)", "hopper", 6, 50.0,
+       18 * 20.6, 6, 48.0, 24},
+  };
+  for (const auto& c : cases) {
+    INFO(c.why);
+    const auto graph = nccl_net_ring_graph(c.architecture, c.nics, c.nic_gbps, c.nvlink_gbps);
+    CHECK(graph.graph_channels == c.graph_channels);
+    CHECK(graph.speed_gbps == c.speed_gbps);
+    CHECK(graph.runtime_channels == c.runtime_channels);
+  }
 }
 
 TEST_CASE("across nodes NCCL prices Ring LL128 per graph channel: 8 x 36.7 GB/s on HGX H100", "[tuner][channels]") {
