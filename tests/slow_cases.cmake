@@ -7,6 +7,9 @@ set(fabsim_slow_cases
   "e2e_tests:model auto on a replay: the 8-GPU DDP step at segment level, the NVL72 MoE trace at flow level"
   "e2e_tests:model auto takes the segment level within its budget and the flow level above it"
   "e2e_tests:a ring over nodes of several GPUs pays NCCL's NET Ring row per network step, NVLSTree its own row"
+  "e2e_tests:CollNet across two HGX nodes: the segment and flow models agree, and its intra-node traffic keeps it near the ring"
+  "e2e_tests:nccl-test with NCCL 2.26.2 chooses as NCCL 2.26 did on two HGX H100 nodes: NVLSTree from 1 MiB where 2.30 runs Tree LL128 to 2 MiB"
+  "e2e_tests:bandwidth-bound results converge as segments shrink"
   "unit_tests:ib-fat-tree-98k: 98,304 GPUs on three tiers of 144-port switches, 1,536 + 1,536 + 1,024, 1:1 at every tier")
 # (The discovery files list each binary's cases in <binary>_TESTS.)
 foreach(name IN LISTS fabsim_slow_cases)
