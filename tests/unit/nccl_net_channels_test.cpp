@@ -64,6 +64,8 @@ TEST_CASE("across nodes NCCL prices Ring LL128 per graph channel: 8 x 36.7 GB/s 
   request.channels = 32;
   CHECK(traces::runtime_channels(testing::h100(), request) == 32);
   CHECK(traces::graph_channels(testing::h100(), request) == 8);
+  // The CTAs NCCL builds per graph channel, which share its LL128 cap, do not follow the forced count.
+  CHECK(traces::nccl_built_channels(testing::h100(), request) == 16);
   // On one node: the GPU's 24 ring channels, 12 graph channels.
   traces::TunerRequest one{CollectiveOp::kAllReduce, 8, 1ull << 30, {}, {}, {}, false};
   CHECK(traces::runtime_channels(testing::h100(), one) == 24);

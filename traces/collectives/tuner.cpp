@@ -260,8 +260,12 @@ TunerChoice choose_tree(const topo::GpuModel& gpu, const TunerRequest& request) 
   return choice;
 }
 
+int nccl_built_channels(const topo::GpuModel& gpu, const TunerRequest& request) {
+  return std::max(1, request.network_runtime_channels > 0 ? request.network_runtime_channels : gpu.ring_channels);
+}
+
 int runtime_channels(const topo::GpuModel& gpu, const TunerRequest& request) {
-  return std::max(1, request.channels.value_or(request.network_runtime_channels > 0 ? request.network_runtime_channels : gpu.ring_channels));
+  return std::max(1, request.channels.value_or(nccl_built_channels(gpu, request)));
 }
 
 int graph_channels(const topo::GpuModel& gpu, const TunerRequest& request) {

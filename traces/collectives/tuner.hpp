@@ -76,7 +76,9 @@ double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 
 TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request);
 
-/// The communicator's channels (CTAs): forced, else NCCL's across nodes, else the GPU's ring_channels.
+/// The channels (CTAs) NCCL builds for the communicator: its ring graph's across nodes, else the GPU's ring_channels.
+int nccl_built_channels(const topo::GpuModel& gpu, const TunerRequest& request);
+/// The communicator's channels (CTAs): forced, else nccl_built_channels.
 int runtime_channels(const topo::GpuModel& gpu, const TunerRequest& request);
 /// The graph channels NCCL's tuner multiplies its per-channel caps by
 /// (tuning.cc: graphs[a]->nChannels, Ring's and Tree's being one count):
