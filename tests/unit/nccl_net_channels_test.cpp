@@ -66,8 +66,12 @@ TEST_CASE("across nodes NCCL prices Ring LL128 per graph channel: 8 x 36.7 GB/s 
   CHECK(traces::graph_channels(testing::h100(), request) == 8);
   // The CTAs NCCL builds per graph channel, which share its LL128 cap, do not follow the forced count.
   CHECK(traces::nccl_built_channels(testing::h100(), request) == 16);
-  // On one node: the GPU's 24 ring channels, 12 graph channels.
+  // So one CTA's LL128 cap is 36.7 x 8 / 16 GB/s, forced channels or not.
+  CHECK(traces::ll128_cap_per_cta(testing::h100(), request)->bytes_per_second == Approx(18.35e9));
+  // On one node: the GPU's 24 ring channels, 12 graph channels, the same cap per CTA.
   traces::TunerRequest one{CollectiveOp::kAllReduce, 8, 1ull << 30, {}, {}, {}, false};
   CHECK(traces::runtime_channels(testing::h100(), one) == 24);
   CHECK(traces::graph_channels(testing::h100(), one) == 12);
+  one.channels = 8;
+  CHECK(traces::ll128_cap_per_cta(testing::h100(), one)->bytes_per_second == Approx(18.35e9));
 }

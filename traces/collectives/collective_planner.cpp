@@ -176,13 +176,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       }
       params.step_latency = protocol.step_latency;
       net_protocol = choice.protocol;
-      params.channel_cap = protocol.channel_cap;
-      // LL128's cap is NCCL's per graph channel (perChMaxRingLL128Bw, priced x
-      // graph channels in tuning.cc), and a graph channel runs as two or more
-      // CTAs; a forced channel count changes how many CTAs run, not what one moves.
-      if (protocol.channel_cap && choice.protocol == topo::Protocol::kLL128)
-        params.channel_cap =
-            core::Bandwidth{protocol.channel_cap->bytes_per_second * graph_channels(gpu, request) / nccl_built_channels(gpu, request)};
+      params.channel_cap = choice.protocol == topo::Protocol::kLL128 ? ll128_cap_per_cta(gpu, request) : protocol.channel_cap;
     }
   }
   // A collective whose GPUs reduce what they receive pays the reduction's base

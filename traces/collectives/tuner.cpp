@@ -274,6 +274,12 @@ int graph_channels(const topo::GpuModel& gpu, const TunerRequest& request) {
   return std::max(1, gpu.ring_channels / 2);
 }
 
+std::optional<core::Bandwidth> ll128_cap_per_cta(const topo::GpuModel& gpu, const TunerRequest& request) {
+  const auto& cap = gpu.protocols.at(Protocol::kLL128).channel_cap;
+  if (!cap) return std::nullopt;
+  return core::Bandwidth{cap->bytes_per_second * graph_channels(gpu, request) / nccl_built_channels(gpu, request)};
+}
+
 double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
   if (request.nodes > 1) return ring_multi_node_time_us(gpu, request, protocol);
   const auto& p = gpu.protocols.at(protocol);

@@ -85,6 +85,11 @@ int runtime_channels(const topo::GpuModel& gpu, const TunerRequest& request);
 /// NCCL's across nodes, else half the GPU's ring_channels (ncclTopoPostset
 /// runs two CTAs per graph channel). A forced channel count leaves it.
 int graph_channels(const topo::GpuModel& gpu, const TunerRequest& request);
+/// What one CTA may move with LL128: NCCL's perChMaxRingLL128Bw is per graph
+/// channel (x graphs[a]->nChannels in tuning.cc), and a graph channel runs as
+/// the CTAs NCCL builds for it; a forced channel count changes how many CTAs
+/// run, not what one moves. Empty when the protocol has no cap.
+std::optional<core::Bandwidth> ll128_cap_per_cta(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// NCCL's predicted time (us) of a Tree all-reduce across request.nodes nodes with `protocol`.
 double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol);
