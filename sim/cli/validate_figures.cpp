@@ -110,7 +110,7 @@ std::vector<ReportedFigure> plan_reported_figures(const json& doc, const Validat
   for (std::size_t i = 0; i < sets->size(); ++i) {
     const json& ds = (*sets)[i];
     if (!ds.is_object() || has_time_rows(ds) || !ds.contains("rows") || !ds["rows"].is_array()) continue;
-    if (core::integer_in_range(ds.value("nodes", json(1)), 2, core::kMaxGpus)) continue;  // plateaus across nodes: none in the data, not read
+    const int nodes = static_cast<int>(core::integer_in_range(ds.value("nodes", json(1)), 2, core::kMaxGpus).value_or(1));
     const std::string id = ds.contains("id") && ds["id"].is_string() ? ds["id"].get<std::string>() : fmt::format("collective_datasets/{}", i);
     const std::string collective = string_member(ds, "collective");
     const json& rows = ds["rows"];
@@ -129,9 +129,9 @@ std::vector<ReportedFigure> plan_reported_figures(const json& doc, const Validat
       }
       // A row naming its own system ("8x B300") speaks for that system alone.
       const std::string system = row.contains("system") ? string_member(row, "system") : string_member(ds, "gpu") + " " + string_member(ds, "system");
-      const auto stock = calibration::single_node_stock_topology(system);
+      const auto stock = nodes > 1 ? calibration::multi_node_stock_topology(system, nodes) : calibration::single_node_stock_topology(system);
       if (stock.topology.empty()) {
-        skip(fmt::format("no stock topology for '{}'", system));
+        skip(nodes > 1 ? fmt::format("no stock topology for '{}' on {} nodes", system, nodes) : fmt::format("no stock topology for '{}'", system));
         continue;
       }
       const json& count = row.contains("gpus") ? row["gpus"] : ds.value("gpus", json());
@@ -148,6 +148,7 @@ std::vector<ReportedFigure> plan_reported_figures(const json& doc, const Validat
       f.recorded = string_member(row, "algorithm");
       f.algorithm = algorithm_of(f.recorded);
       f.gpus = *gpus;
+      f.nodes = nodes;
       f.low_GBps = busbw->first;
       f.high_GBps = busbw->second;
       f.topology = options.topology_dir + "/" + stock.topology;
@@ -191,13 +192,13 @@ double reported_figure_error(const ReportedFigure& figure, double predicted_busb
 
 namespace {
 
-/// Median and worst |error| of the reported figures of one sample.
-json sample_summary(const json& figures, bool in_sample) {
+/// Median and worst |error| of the reported figures of one sample, in one node or across nodes.
+json sample_summary(const json& figures, bool in_sample, bool multi_node) {
   std::vector<double> errors;
   double worst = -1;
   std::string worst_at;
   for (const auto& f : figures) {
-    if ((f["sample"] == "in-sample") != in_sample) continue;
+    if ((f["sample"] == "in-sample") != in_sample || (f["nodes"].get<int>() > 1) != multi_node) continue;
     const double e = std::abs(f["error"].get<double>());
     errors.push_back(e);
     if (e > worst) {
@@ -223,7 +224,7 @@ json check_reported_figures(const json& doc, const ValidateOptions& options, con
     as_plan.gpu_model = f.gpu_model;
     const auto fitted = relevant_fitted(book, as_plan);
     const double error = reported_figure_error(f, predicted[i].busbw_GBps);
-    out.push_back({{"id", f.id}, {"row", f.row_index}, {"gpus", f.gpus}, {"collective", f.collective}, {"recorded_algorithm", f.recorded},
+    out.push_back({{"id", f.id}, {"row", f.row_index}, {"gpus", f.gpus}, {"nodes", f.nodes}, {"collective", f.collective}, {"recorded_algorithm", f.recorded},
                    {"algorithm", f.algorithm}, {"measured_busbw_GBps", {f.low_GBps, f.high_GBps}}, {"bytes", kPlateauBytes},
                    {"predicted_busbw_GBps", predicted[i].busbw_GBps}, {"predicted_algorithm", predicted[i].algorithm},
                    {"predicted_protocol", predicted[i].protocol}, {"error", std::round(error * 1e4) / 1e4},
@@ -252,16 +253,21 @@ void print_reported_figures(std::ostream& out, const json& figures, const json& 
 }
 
 json reported_figures_summary(const json& figures) {
-  return {{"out_of_sample", sample_summary(figures, false)}, {"in_sample", sample_summary(figures, true)}};
+  return {{"out_of_sample", sample_summary(figures, false, false)},
+          {"in_sample", sample_summary(figures, true, false)},
+          {"out_of_sample_multi_node", sample_summary(figures, false, true)},
+          {"in_sample_multi_node", sample_summary(figures, true, true)}};
 }
 
 void print_reported_figures_summary(std::ostream& out, const json& summary) {
-  for (const char* sample : {"out_of_sample", "in_sample"}) {
+  for (const char* sample : {"out_of_sample", "in_sample", "out_of_sample_multi_node", "in_sample_multi_node"}) {
     const json& g = summary[sample];
     if (g["figures"].get<std::size_t>() == 0) continue;
-    fmt::print(out, "{:<15} reported plateaus: {} figures, median {:.1f}%, worst {:.1f}% at {}\n",
-               std::string(sample) == "in_sample" ? "in-sample" : "out-of-sample", g["figures"].get<std::size_t>(),
-               100 * g["median_error"].get<double>(), 100 * g["worst_error"].get<double>(), g["worst_at"].get<std::string>());
+    const std::string key = sample;
+    fmt::print(out, "{:<15} reported plateaus{}: {} figures, median {:.1f}%, worst {:.1f}% at {}\n",
+               key.rfind("in_sample", 0) == 0 ? "in-sample" : "out-of-sample", key.find("multi_node") != std::string::npos ? " across nodes" : "",
+               g["figures"].get<std::size_t>(), 100 * g["median_error"].get<double>(), 100 * g["worst_error"].get<double>(),
+               g["worst_at"].get<std::string>());
   }
 }
 

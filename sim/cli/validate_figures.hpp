@@ -33,6 +33,7 @@ struct ReportedFigure {
   std::string recorded;           ///< the row's algorithm text, as given
   std::string algorithm;          ///< nccl-test --algo it is predicted with
   int gpus = 0;
+  int nodes = 1;                  ///< the data set's: across nodes a multi-node stock topology predicts it
   double low_GBps = 0;            ///< the measured busbw (a range: low..high)
   double high_GBps = 0;
   std::string topology;           ///< stock topology file
@@ -41,8 +42,8 @@ struct ReportedFigure {
 };
 
 /// The figures of `doc` that a stock topology can predict: rows without a
-/// size, with a busbw and a known GPU count, of single-node data sets that give
-/// no per-size times. Rows that cannot be predicted go to `skipped`
+/// size, with a busbw and a known GPU count, of data sets that give no
+/// per-size times (single-node or multi-node). Rows that cannot be predicted go to `skipped`
 /// ({"id", "row", "reason"}).
 std::vector<ReportedFigure> plan_reported_figures(const nlohmann::json& doc, const ValidateOptions& options,
                                                   nlohmann::json& skipped);

@@ -150,7 +150,7 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's held-out InfiniBan
 }
 
 TEST_CASE("accuracy: reported plateaus (nccl-tests#212, nccl#1455, nccl#2140, nccl-tests#309) out-of-sample 9 figures, median 0.8%, "
-          "worst 1.4%, and the two the NVLink efficiencies came from in-sample",
+          "worst 1.4%, and the two the NVLink efficiencies came from in-sample, and across nodes (nccl#1221, RoCE) 2 figures, median 13.9%",
           "[accuracy][figures]") {
   const json doc = validate();
   const json& out = doc["reported_figures_summary"]["out_of_sample"];
@@ -161,14 +161,23 @@ TEST_CASE("accuracy: reported plateaus (nccl-tests#212, nccl#1455, nccl#2140, nc
   CHECK(out["worst_error"].get<double>() <= 0.014 + kErrorMargin);
   CHECK(in["figures"] == 2);
   CHECK(in["worst_error"].get<double>() <= 0.041 + kErrorMargin);
+  // Across nodes: nccl#1221's four HGX H100 nodes on 400 Gb/s RoCE reach 320 GB/s with NVLS on or
+  // off; fabsim is optimistic there (NVLSTree 365.9, Ring 377.7 GB/s), as issue 15 found for RoCE.
+  const json& across = doc["reported_figures_summary"]["out_of_sample_multi_node"];
+  CHECK(across["figures"] == 2);
+  CHECK(across["median_error"].get<double>() <= 0.139 + kErrorMargin);
+  CHECK(across["worst_error"].get<double>() <= 0.153 + kErrorMargin);
+  CHECK(doc["reported_figures_summary"]["in_sample_multi_node"]["figures"] == 0);
   std::map<std::string, std::string> sample;  // "id row" -> sample
   for (const auto& f : doc["reported_figures"]) {
     CHECK(f["bytes"] == 8ull << 30);
     sample[f["id"].get<std::string>() + " " + std::to_string(f["row"].get<int>())] = f["sample"];
-    // NCCL's default on 8 H100s at 8 GiB is NVLS; with NVLS off or disabled, Ring.
+    // NCCL's default on 8 H100s at 8 GiB is NVLS, across four nodes NVLSTree; with NVLS off or disabled, Ring.
     const std::string recorded = f["recorded_algorithm"];
+    const bool across_nodes = f["nodes"].get<int>() > 1;
     if (recorded.find("off") != std::string::npos || recorded.find("disabled") != std::string::npos) CHECK(f["predicted_algorithm"] == "Ring");
-    if (recorded.find("default") != std::string::npos) CHECK(f["predicted_algorithm"] == "NVLS");
+    if (recorded.find("default") != std::string::npos || recorded.find("NVLS on") != std::string::npos)
+      CHECK(f["predicted_algorithm"] == (across_nodes ? "NVLSTree" : "NVLS"));
   }
   CHECK(sample["a100_8gpu_all_reduce_expectation 0"] == "in-sample");
   CHECK(sample["h100_all_reduce_busbw_vs_gpucount_issue1455 4"] == "out-of-sample");

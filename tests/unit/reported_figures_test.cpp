@@ -62,13 +62,15 @@ TEST_CASE("reported figures: what each row is predicted with, and why a row is n
     {"id": "sweep", "gpu": "H100 SXM", "gpus": 8, "nodes": 1, "collective": "all_reduce",
      "rows": [{"bytes": 1024, "time_us": 20.0, "busbw_GBps": 0.1}]},
     {"id": "pcie", "gpu": "H100 PCIe", "gpus": 2, "nodes": 1, "collective": "all_reduce", "rows": [{"bytes": null, "busbw_GBps": 50}]},
-    {"id": "cluster", "gpu": "B200", "gpus": 32, "nodes": 4, "collective": "all_reduce", "rows": [{"bytes": null, "busbw_GBps": 380}]}
+    {"id": "cluster", "gpu": "B200", "gpus": 32, "nodes": 4, "collective": "all_reduce", "rows": [{"bytes": null, "busbw_GBps": 380}]},
+    {"id": "roce", "gpu": "H100", "system": "4x HGX H100 nodes, 8x 400 Gb/s RoCE NICs each", "gpus": 32, "nodes": 4,
+     "collective": "all_reduce", "rows": [{"bytes": null, "algorithm": "NVLS on", "busbw_GBps": 320}]}
   ]})json");
   fabsim::cli::ValidateOptions options;
   options.topology_dir = "topologies";
   json skipped = json::array();
   const auto figures = plan_reported_figures(doc, options, skipped);
-  REQUIRE(figures.size() == 4);
+  REQUIRE(figures.size() == 5);
   CHECK(figures[0].algorithm == "ring");
   CHECK(figures[0].gpus == 8);
   CHECK(figures[0].topology == "topologies/hgx-h100.json");
@@ -79,15 +81,23 @@ TEST_CASE("reported figures: what each row is predicted with, and why a row is n
   CHECK(figures[2].algorithm == "nvls");
   CHECK(figures[3].algorithm == "ring");  // NVLS disabled: NCCL's single-node large-size choice is Ring
   CHECK(figures[3].row_index == 5);
-  // The sweep is validated per size, the multi-node set has no stock system: neither is a figure.
+  CHECK(figures[3].nodes == 1);
+  // Across nodes a multi-node stock file predicts the plateau: the RoCE rail fabric's first four nodes.
+  CHECK(figures[4].id == "roce");
+  CHECK(figures[4].nodes == 4);
+  CHECK(figures[4].gpus == 32);
+  CHECK(figures[4].algorithm == "auto");
+  CHECK(figures[4].topology == "topologies/roce-rail-2048.json");
+  // The sweep is validated per size, the B200 cluster has no stock system: neither is a figure.
   std::vector<std::string> reasons;
   for (const auto& s : skipped) reasons.push_back(s["id"].get<std::string>() + " " + std::to_string(s["row"].get<int>()) + ": " +
                                                   s["reason"].get<std::string>());
-  REQUIRE(reasons.size() == 4);
+  REQUIRE(reasons.size() == 5);
   CHECK_THAT(reasons[0], Catch::StartsWith("words 3: GPU count \"2-4\""));
   CHECK(reasons[1] == "words 4: no stock topology for '8x B300'");
   CHECK(reasons[2] == "words 6: no busbw figure");
   CHECK(reasons[3] == "pcie 0: no stock topology for 'H100 PCIe '");
+  CHECK(reasons[4] == "cluster 0: no stock topology for 'B200 ' on 4 nodes");
 }
 
 TEST_CASE("calibrate and validate read a single-node system description alike", "[figures]") {
@@ -113,4 +123,10 @@ TEST_CASE("a measured multi-node system maps to the stock file of its cloud mach
   CHECK(ultra.gpu_model == "h200-sxm");
   CHECK(multi_node_stock_topology("H200 4x GCP A3 Ultra", 4).topology.empty());  // the stock file has two VMs
   CHECK(multi_node_stock_topology("B200 4x AWS p6-b200.48xlarge", 4).topology.empty());
+  // HGX H100 nodes on 400 Gb/s RoCE: the rail fabric's first nodes (64 share a leaf per rail).
+  const auto roce = multi_node_stock_topology("H100 4x HGX H100 nodes, 8x 400 Gb/s RoCE NICs each", 4);
+  CHECK(roce.topology == "roce-rail-2048.json");
+  CHECK(roce.gpu_model == "h100-sxm");
+  CHECK(multi_node_stock_topology("H100 2x HGX H100, 8x 200 Gb/s RoCE", 2).topology.empty());  // no 200G RoCE file
+  CHECK(multi_node_stock_topology("H100 128x HGX H100, 8x 400 Gb/s RoCE", 128).topology.empty());  // beyond one leaf per rail
 }
