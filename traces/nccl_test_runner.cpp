@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -103,7 +104,10 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
 namespace {
 
 /// Drives the sweep from completion callbacks: each size starts when the
-/// previous one has finished, like nccl-tests' loop over sizes.
+/// previous one has finished, like nccl-tests' loop over sizes. Rows above
+/// NcclTestConfig::extrapolate_above are not run: probes at that size, its
+/// half and its quarter, with each such row's algorithm, protocol and
+/// channels, run after the simulated rows, and the rows follow their line.
 class SweepDriver {
  public:
   SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress)
@@ -112,37 +116,144 @@ class SweepDriver {
     gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
     std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
     sizes_ = nccl_test_sizes(config);
+    for (const auto size : sizes_) {
+      if (config.extrapolate_above == 0 || size <= config.extrapolate_above) {
+        jobs_.push_back({size, std::nullopt, true, kNoProbe, 0});
+      } else {
+        extrapolated_.push_back({size, probe_set_for(size)});
+      }
+    }
   }
 
   NcclTestResult run() {
-    start_next(0);
+    start_job(0);
     double total_bytes = 0;
-    for (const auto bytes : sizes_) total_bytes += static_cast<double>(bytes);
+    for (const auto& job : jobs_) total_bytes += static_cast<double>(job.size);
     core::run_with_progress(progress_, [this, total_bytes](core::ProgressLine& line) {
       double done_bytes = 0;
-      for (std::size_t i = 0; i < result_.rows.size(); ++i) done_bytes += static_cast<double>(sizes_[i]);  // rows come in size order
-      line.update(result_.rows.size(), sizes_.size(), total_bytes > 0 ? done_bytes / total_bytes : 0.0);
+      for (std::size_t i = 0; i < jobs_done_; ++i) done_bytes += static_cast<double>(jobs_[i].size);  // jobs run in order
+      line.update(jobs_done_, jobs_.size(), total_bytes > 0 ? done_bytes / total_bytes : 0.0);
     });
     fabric_.rethrow_failure();
     timers_.rethrow_failure();
-    if (result_.rows.size() != sizes_.size())
+    if (jobs_done_ != jobs_.size())
       throw core::SimulationError(fmt::format(
           "the simulation stopped after {} of {} sizes: the {}-byte collective deadlocked with {} transfers outstanding:{}",
-          result_.rows.size(), sizes_.size(), sizes_[result_.rows.size()], executor_.outstanding(), executor_.describe_stuck()));
+          jobs_done_, jobs_.size(), jobs_[jobs_done_].size, executor_.outstanding(), executor_.describe_stuck()));
     result_.simulated = core::now_ps();
     result_.segments = fabric_.units_injected();
     result_.timer_events = timers_.fired();
+    extrapolate();
     return result_;
   }
 
  private:
-  void start_next(std::size_t index) {
-    if (index >= sizes_.size()) return;
+  static constexpr std::size_t kNoProbe = static_cast<std::size_t>(-1);
+
+  struct Job {
+    core::Bytes size = 0;
+    std::optional<TunerChoice> forced;  // a probe's choice, where the tuner would choose otherwise
+    bool row = true;                    // a row of the sweep (which may serve as a probe too)
+    std::size_t probe_set = kNoProbe;
+    std::size_t probe = 0;              // index in its set's sizes
+  };
+  /// The probes of one choice: sizes doubling from a quarter of
+  /// extrapolate_above, with their collective sizes and times once run.
+  struct ProbeSet {
+    TunerChoice choice;
+    std::vector<core::Bytes> sizes;  // the size column
+    std::vector<core::Bytes> bytes;
+    std::vector<double> time_us;
+    core::Bytes largest_row = 0;  // the largest row it extrapolates to
+  };
+  struct Extrapolated {
+    core::Bytes size = 0;
+    std::size_t probe_set = 0;
+  };
+
+  CollectiveCall call_for(core::Bytes bytes, const std::optional<TunerChoice>& forced) const {
+    CollectiveCall call{config_.op, bytes, config_.root, gpu_of_rank_, parse_algorithm(config_.algorithm), config_.protocol,
+                        config_.channels, config_.element_size, std::nullopt, nccl_tuner_release(config_.nccl_version)};
+    if (forced) {
+      call.algorithm = forced->algorithm;
+      call.protocol = forced->protocol;
+      call.channels = forced->channels;
+    }
+    return call;
+  }
+
+  core::Bytes collective_bytes(core::Bytes size, std::uint64_t& count) const {
+    return nccl_tests_bytes(config_.op, size, ranks_, config_.element_size, count);
+  }
+
+  static bool same_choice(const std::optional<TunerChoice>& a, const TunerChoice& b) {
+    return a && a->algorithm == b.algorithm && a->protocol == b.protocol && a->channels == b.channels;
+  }
+
+  /// The probe set of the choice a row of `size` runs with, made (with its first three probes) on first use.
+  std::size_t probe_set_for(core::Bytes size) {
+    std::uint64_t count = 0;
+    const auto choice = planner_.tuner_choice(call_for(collective_bytes(size, count), std::nullopt));
+    if (!choice) throw core::SimulationError(fmt::format("{} runs point to point: its rows cannot be extrapolated", collective_name(config_.op)));
+    for (std::size_t i = 0; i < probe_sets_.size(); ++i)
+      if (same_choice(probe_sets_[i].choice, *choice)) {
+        probe_sets_[i].largest_row = std::max(probe_sets_[i].largest_row, size);
+        return i;
+      }
+    const std::size_t set = probe_sets_.size();
+    probe_sets_.push_back({*choice, {}, {}, {}, size});
+    const core::Bytes top = config_.extrapolate_above;
+    for (const core::Bytes probe : {top / 4, top / 2, top}) add_probe(set, probe);
+    return set;
+  }
+
+  /// A probe of `set` at `size`: a row of the sweep where one runs it with the
+  /// same choice, else a collective of its own (forced only where the tuner
+  /// would choose otherwise at that size).
+  void add_probe(std::size_t set, core::Bytes size) {
+    auto& probes = probe_sets_[set];
+    const std::size_t index = probes.sizes.size();
+    probes.sizes.push_back(size);
+    probes.bytes.push_back(0);
+    probes.time_us.push_back(0);
+    std::uint64_t count = 0;
+    const bool own = same_choice(planner_.tuner_choice(call_for(collective_bytes(size, count), std::nullopt)), probes.choice);
+    const auto row = std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.row && j.size == size; });
+    if (own && row != jobs_.end() && row->probe_set == kNoProbe) {
+      row->probe_set = set;
+      row->probe = index;
+      return;
+    }
+    jobs_.push_back({size, own ? std::nullopt : std::optional<TunerChoice>(probes.choice), false, set, index});
+  }
+
+  /// Time per byte between probes i - 1 and i of a set.
+  static double per_byte(const ProbeSet& set, std::size_t i) {
+    return (set.time_us[i] - set.time_us[i - 1]) / static_cast<double>(set.bytes[i] - set.bytes[i - 1]);
+  }
+
+  /// Whether the last three probes of a set lie on one line (within kExtrapolationTolerance).
+  static bool straight(const ProbeSet& set) {
+    const std::size_t last = set.sizes.size() - 1;
+    const double hi = per_byte(set, last), lo = per_byte(set, last - 1);
+    return hi > 0 && std::abs(lo / hi - 1) <= kExtrapolationTolerance;
+  }
+
+  /// Once every job has run: a set whose line is not yet straight probes at
+  /// double its largest size, as long as that is below the rows it serves.
+  void probe_further() {
+    for (std::size_t s = 0; s < probe_sets_.size(); ++s) {
+      const auto& set = probe_sets_[s];
+      if (!straight(set) && set.sizes.back() * 2 <= set.largest_row) add_probe(s, set.sizes.back() * 2);
+    }
+  }
+
+  void start_job(std::size_t index) {
+    if (index >= jobs_.size()) return;
+    const Job job = jobs_[index];
     NcclTestRow row;
-    row.bytes = nccl_tests_bytes(config_.op, sizes_[index], ranks_, config_.element_size, row.count);
-    PlannedCall call = planner_.plan({config_.op, row.bytes, config_.root, gpu_of_rank_, parse_algorithm(config_.algorithm),
-                                      config_.protocol, config_.channels, config_.element_size, std::nullopt,
-                                      nccl_tuner_release(config_.nccl_version)});
+    row.bytes = collective_bytes(job.size, row.count);
+    PlannedCall call = planner_.plan(call_for(row.bytes, job.forced));
     auto& plan = call.plan;
     auto& params = call.params;
     row.channels = plan.channels;
@@ -152,17 +263,62 @@ class SweepDriver {
     // The kernel starts after the host enqueue and launch; nccl-tests times
     // back-to-back launches, so this overhead is part of every iteration.
     const core::TimePs begin = core::now_ps() + (row.bytes > 0 ? call.launch_overhead : 0);
-    executor_.start(std::move(plan), std::move(params), begin, [this, index, row, gpu_launch = call.launch_overhead](const ExecutionResult& r) mutable {
+    executor_.start(std::move(plan), std::move(params), begin, [this, index, job, row, gpu_launch = call.launch_overhead](const ExecutionResult& r) mutable {
       // nccl-tests averages the per-rank times (-a 1).
       // NCCL returns at once for zero bytes: nothing is launched.
       double sum = 0;
       for (auto t : r.rank_finish) sum += static_cast<double>(t + (row.bytes > 0 ? gpu_launch : 0));
       row.time_us = sum / static_cast<double>(r.rank_finish.size()) / 1e6;
-      row.algbw_gbps = row.time_us > 0 ? static_cast<double>(row.bytes) / (row.time_us * 1e3) : 0.0;
-      row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(config_.op, ranks_);
-      result_.rows.push_back(row);
-      start_next(index + 1);
+      if (job.row) result_.rows.push_back(with_bandwidths(row));
+      if (job.probe_set != kNoProbe) {
+        auto& set = probe_sets_[job.probe_set];
+        set.bytes[job.probe] = row.bytes;
+        set.time_us[job.probe] = row.time_us;
+        if (!job.row) ++result_.probes;
+      }
+      jobs_done_ = index + 1;
+      if (jobs_done_ == jobs_.size()) probe_further();
+      start_job(index + 1);
     });
+  }
+
+  NcclTestRow with_bandwidths(NcclTestRow row) const {
+    row.algbw_gbps = row.time_us > 0 ? static_cast<double>(row.bytes) / (row.time_us * 1e3) : 0.0;
+    row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(config_.op, ranks_);
+    return row;
+  }
+
+  /// The rows above extrapolate_above: a probe's own time where one ran at
+  /// the row's size, else along the line through its set's two largest probes.
+  void extrapolate() {
+    std::vector<bool> doubted(probe_sets_.size(), false);
+    for (const auto& e : extrapolated_) {
+      const auto& set = probe_sets_[e.probe_set];
+      const std::size_t last = set.sizes.size() - 1;
+      NcclTestRow row;
+      row.bytes = collective_bytes(e.size, row.count);
+      row.algorithm = algorithm_name(set.choice.algorithm);
+      row.protocol = topo::protocol_name(set.choice.protocol);
+      row.channels = set.choice.channels;
+      const auto ran = std::find(set.sizes.begin(), set.sizes.end(), e.size);
+      if (ran != set.sizes.end()) {
+        row.time_us = set.time_us[static_cast<std::size_t>(ran - set.sizes.begin())];
+        result_.rows.push_back(with_bandwidths(row));
+        continue;
+      }
+      row.time_us = set.time_us[last] + per_byte(set, last) * static_cast<double>(row.bytes - set.bytes[last]);
+      row.extrapolated = true;
+      result_.rows.push_back(with_bandwidths(row));
+      if (doubted[e.probe_set] || straight(set)) continue;
+      doubted[e.probe_set] = true;
+      constexpr double kMiB = 1024.0 * 1024.0;
+      const double lo = per_byte(set, last - 1), hi = per_byte(set, last);
+      result_.warnings.push_back(fmt::format(
+          "rows above {} B ({}/{}, {} channels) are extrapolated, but the time per MiB is {:.3f} us from {} to {} B and {:.3f} us from {} "
+          "to {} B ({:+.1f}%): the line is not yet straight there; simulate every row",
+          set.sizes[last], row.algorithm, row.protocol, row.channels, lo * kMiB, set.bytes[last - 2], set.bytes[last - 1], hi * kMiB,
+          set.bytes[last - 1], set.bytes[last], 100 * (lo / hi - 1)));
+    }
   }
 
   topo::FabricBackend& fabric_;
@@ -174,6 +330,10 @@ class SweepDriver {
   int ranks_ = 0;
   std::vector<int> gpu_of_rank_;
   std::vector<core::Bytes> sizes_;
+  std::vector<Job> jobs_;
+  std::size_t jobs_done_ = 0;
+  std::vector<ProbeSet> probe_sets_;
+  std::vector<Extrapolated> extrapolated_;
   NcclTestResult result_;
 };
 

@@ -29,6 +29,10 @@ struct NcclTestConfig {
   std::optional<int> channels;             ///< forced channel count, else NCCL's
   core::Bytes element_size = 4;            ///< float, as nccl-tests' default -d float
   std::optional<NcclVersion> nccl_version; ///< whose tuner chooses (NCCL_ALGO/PROTO aside); else the newest fabsim has read
+  /// Rows above this size are not simulated: each is extrapolated along the
+  /// line through runs at this size and its half with the row's algorithm,
+  /// protocol and channels (a quarter checks the line). 0: every row simulated.
+  core::Bytes extrapolate_above = 0;
 };
 
 struct NcclTestRow {
@@ -41,6 +45,7 @@ struct NcclTestRow {
   std::string protocol;
   int channels = 0;
   std::uint64_t transfers = 0;
+  bool extrapolated = false;  ///< from the probes of NcclTestConfig::extrapolate_above, not simulated
 };
 
 struct NcclTestResult {
@@ -48,7 +53,16 @@ struct NcclTestResult {
   core::TimePs simulated = 0;      ///< total simulated time of the sweep
   std::uint64_t segments = 0;      ///< segments (or flows, at flow level) injected into the fabric
   std::uint64_t timer_events = 0;  ///< executor wake-ups
+  std::uint64_t probes = 0;        ///< collectives simulated only to extrapolate from (not rows of the sweep)
+  /// Extrapolations to doubt: where the probes' time per byte differs by more
+  /// than kExtrapolationTolerance between the lower and the upper pair.
+  std::vector<std::string> warnings;
 };
+
+/// How far the time per byte of the lower probe pair (a quarter to a half of
+/// NcclTestConfig::extrapolate_above) may stray from the upper pair's before
+/// an extrapolation is reported as doubtful.
+inline constexpr double kExtrapolationTolerance = 0.05;
 
 /// The sizes nccl-tests would run for -b/-e/-f.
 std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config);

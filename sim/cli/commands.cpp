@@ -34,7 +34,7 @@ namespace {
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
                                     channels = "auto", format = "table", segment_size = "512K",
-                                    model, calibration, fault_detection, progress, nccl_version;
+                                    model, calibration, fault_detection, progress, nccl_version, extrapolate_above;
   std::vector<std::string> faults;
   double factor = 2.0;
   int gpus = -1;  ///< -1: not given (all GPUs)
@@ -46,6 +46,29 @@ core::Bytes size_flag(const std::string& flag, const std::string& value, core::D
   const auto v = core::parse_size_flag(value);
   if (!v) diag.error(flag, fmt::format("'{}' is not a size (expected bytes with an optional K, M, G or T suffix, at most 16 TiB)", value));
   return v.value_or(0);
+}
+
+/// --extrapolate-above SIZE|auto: the segment level, rows above SIZE (or where
+/// the sweep is over the budget) extrapolated from probes; with what cannot be
+/// extrapolated (the flow level, link and fault reports, point-to-point ops) refused.
+void extrapolation_from_flags(const NcclTestFlags& f, SimulationRequest& r, core::Diagnostics& diag) {
+  constexpr const char* flag = "--extrapolate-above";
+  if (f.model == "flow") diag.error(flag, "extrapolates segment-level runs: it cannot be combined with --model flow");
+  if (f.links) diag.error(flag, "--links reports the traffic simulated, and the rows it extrapolates are not: use one or the other");
+  if (!f.faults.empty()) diag.error(flag, "a fault changes the runs it strikes, which a line through other sizes cannot follow: use one or the other");
+  if (f.extrapolate_above == "auto") {
+    r.extrapolate_auto = true;
+  } else {
+    constexpr core::Bytes kSmallest = 1 << 20;
+    const core::Bytes above = size_flag(flag, f.extrapolate_above, diag);
+    if (above > 0 && above < kSmallest)
+      diag.error(flag, fmt::format("'{}' is below 1M: a collective's time is not yet linear in its size there (expected a size of at "
+                                   "least 1M, or auto)", f.extrapolate_above));
+    if (traces::runs_point_to_point(r.test.op))
+      diag.error(flag, fmt::format("{} runs point to point, without NCCL's algorithms: its rows are not extrapolated", f.op));
+    r.test.extrapolate_above = above;
+  }
+  r.model_auto = false;  // the segment level, or (auto) the flow level where even the probes are too much
 }
 
 SimulationRequest request_from_flags(const NcclTestFlags& f) {
@@ -100,6 +123,7 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   r.flow_level = f.model == "flow";
   if (r.model_given && f.model != "segment" && f.model != "flow" && f.model != "auto")
     diag.error("--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
+  if (!f.extrapolate_above.empty()) extrapolation_from_flags(f, r, diag);
   diag.throw_if_any();
   r.faults = parse_fault_flags(f.faults, f.fault_detection);
   r.progress = parse_progress_flag(f.progress);
@@ -127,6 +151,9 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--model", flags->model,
                   "auto (the default: segment level where its estimated work fits about 10 s, else flow), segment (packet-train "
                   "fidelity) or flow (max-min shared bandwidth, for large fabrics)");
+  cmd->add_option("--extrapolate-above", flags->extrapolate_above,
+                  "Segment level, but rows above this size are extrapolated along runs at it and its half with each row's "
+                  "algorithm, protocol and channels (at least 1M); auto: above 256M where the sweep is over the --model auto budget");
   cmd->add_flag("--links", flags->links, "Report bytes and utilisation of every link direction");
   add_fault_options(*cmd, flags->faults, flags->fault_detection);
   cmd->add_option("--calibration", flags->calibration, "Calibration profile (fabsim calibrate) whose fitted values replace the catalogue's");
@@ -235,6 +262,9 @@ void register_validate(CLI::App& app, CommandSet& commands) {
                 "Leave one run out: predict each in-sample data set again with the parameters it fixed refitted without it");
   cmd->add_option("--calibration", options->calibration,
                   "Calibration profile: the comparison runs without it, then with it, and the bounds apply to the second");
+  cmd->add_flag("--extrapolate", options->extrapolate,
+                "Predict with nccl-test --extrapolate-above auto: across nodes the segment level with its largest rows extrapolated, "
+                "where the default (--model auto) takes the flow level for large sweeps");
   cmd->callback([options, &commands] {
     commands.action = [options, &commands] {
       ValidateOptions o = *options;

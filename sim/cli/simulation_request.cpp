@@ -29,6 +29,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   const PreparedFaults faults = prepare_faults(spec, request.faults, ranks, request.origin,
                                                request.model_given && !request.flow_level && !request.model_auto,
                                                flags ? "--model" : "/parameters/model", request.flow_level, err);
+  if (request.extrapolate_auto) choose_extrapolation(request, spec, err);
   if (request.model_auto && !request.flow_level) request.flow_level = auto_chooses_flow(estimate_run_events(request, spec), err);
   check_run_work(request, spec);
   std::unique_ptr<topo::FabricBackend> backend;
@@ -54,6 +55,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
                 op == traces::CollectiveOp::kReduce;
   run.segment_size = request.flow_level ? 0 : request.segment_size;
   run.model = request.flow_level ? "flow" : "segment";
+  run.extrapolate_above = request.flow_level ? 0 : request.test.extrapolate_above;
   run.nccl_tuner = traces::nccl_tuner_description(request.test.nccl_version);
   run.kernel_events = result.timer_events + fabric.backend_events();
   run.provenance = {request.command_line, spec.catalogue.file, request.calibration_path};

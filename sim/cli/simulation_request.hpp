@@ -25,6 +25,7 @@ struct SimulationRequest {
   bool flow_level = false;  ///< flow-level fabric (max-min shared bandwidth) instead of segments
   bool model_auto = true;   ///< choose segment or flow level by the estimated work (--model auto, the default); execute then sets flow_level
   bool model_given = false; ///< --model or the scenario's "model" was written (a forced segment level refuses timed faults)
+  bool extrapolate_auto = false;  ///< --extrapolate-above auto: execute chooses test.extrapolate_above (or the flow level)
   FaultRequest faults;      ///< --fault, --fault-detection, the scenario's "faults"
   report::OutputFormat format = report::OutputFormat::kTable;
   bool links = false;

@@ -62,6 +62,12 @@ json effective_catalogue(const ValidateOptions& options) {
   return catalogue;
 }
 
+/// Which fidelity the children ran at, as the report says it.
+std::string fidelity_of(const ValidateOptions& options) {
+  return options.extrapolate ? "nccl-test --extrapolate-above auto (across nodes the segment level, rows above 256 MiB extrapolated)"
+                             : "nccl-test --model auto (the segment level where a sweep fits its budget, else the flow level)";
+}
+
 }  // namespace
 
 int run_validate(const ValidateOptions& options, std::ostream& out) {
@@ -176,6 +182,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   check(options.max_latency_error, calibration::Regime::kLatency, "--max-latency-error");
   check(options.max_bandwidth_error, calibration::Regime::kBandwidth, "--max-bandwidth-error");
 
+  report["fidelity"] = fidelity_of(options);
   if (options.json) {
     report["meta"] = {{"provenance", fabsim::report::provenance_json({options.command_line, topo::default_catalogue_path(), options.calibration})}};
     out << report.dump(1) << '\n';
@@ -189,6 +196,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
     fmt::print(out, "  {}: {}\n", id, params.empty() ? "not used by the model" : fmt::format("fitted {}", fmt::join(params, ", ")));
   if (!book.unknown_ids().empty())
     fmt::print(out, "\nthe catalogue's fitted_on names data sets this file lacks: {}\n", fmt::join(book.unknown_ids(), ", "));
+  fmt::print(out, "\npredictions: {}\n", fidelity_of(options));
   fmt::print(out,
              "\nsummary: |predicted - measured| / measured time; repeats of one run count once; regimes: latency-bound < 256 KiB,\n"
              "mid 256 KiB - 64 MiB, bandwidth-bound >= 64 MiB. Only out-of-sample rows measure accuracy.\n");

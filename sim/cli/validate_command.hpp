@@ -21,6 +21,9 @@ struct ValidateOptions {
   double max_latency_error = 0;      ///< bound on the out-of-sample latency-bound median; 0 = no check
   bool json = false;
   bool refit = false;                ///< leave-one-run-out refits of the in-sample data sets
+  /// Each prediction with nccl-test's --extrapolate-above auto: across nodes the
+  /// segment level, its largest rows extrapolated, where --model auto takes the flow level.
+  bool extrapolate = false;
   std::string calibration;           ///< a calibration profile applied to every prediction; empty: none
   std::string command_line;          ///< for the JSON's provenance
 };

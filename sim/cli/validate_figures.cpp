@@ -172,6 +172,7 @@ std::vector<FigurePrediction> predict_reported_figures(const std::vector<Reporte
       std::vector<std::string> args{"nccl-test", "--topology", f.topology, "--op", f.collective, "-g", std::to_string(f.gpus),
                                     "-b", size, "-e", size, "--algo", f.algorithm, "--format", "json"};
       if (!options.calibration.empty()) args.insert(args.end(), {"--calibration", options.calibration});
+      if (options.extrapolate) args.insert(args.end(), {"--extrapolate-above", "auto"});
       const json predicted = run_json_child(options.self, args,
                                             {options.measurements, fmt::format("/collective_datasets/{}/rows/{}", f.dataset_index, f.row_index)});
       const json& row = predicted["rows"].at(0);

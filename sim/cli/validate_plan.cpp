@@ -164,6 +164,7 @@ std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const Val
     std::vector<std::string> args{"nccl-test", "--topology", plan.topology, "--op", ds["collective"].get<std::string>(), "-g",
                                   std::to_string(ds["gpus"].get<int>()), "-b", std::to_string(run.lo), "-e", std::to_string(run.hi), "-f", "2",
                                   "--format", "json"};
+    if (options.extrapolate) args.insert(args.end(), {"--extrapolate-above", "auto"});
     const auto algo = calibration::choice_arguments(run, plan.algorithm);
     args.insert(args.end(), algo.begin(), algo.end());
     if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});

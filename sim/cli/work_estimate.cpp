@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "sim/core/error.hpp"
+#include "topologies/nvlink_domains.hpp"
 #include "traces/nccl_test_runner.hpp"
 #include "traces/replay/trace.hpp"
 
@@ -104,9 +105,21 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   const bool all_to_all = request.test.op == traces::CollectiveOp::kAllToAll;
-  for (const auto bytes : traces::nccl_test_sizes(request.test))
-    events += all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), request.segment_size, nvlink_stripes(spec), hops)
-                         : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
+  const auto row_events = [&](core::Bytes bytes) {
+    return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), request.segment_size, nvlink_stripes(spec), hops)
+                      : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
+  };
+  const core::Bytes above = request.test.extrapolate_above;
+  bool extrapolates = false;
+  for (const auto bytes : traces::nccl_test_sizes(request.test)) {
+    if (above > 0 && bytes > above) {
+      extrapolates = true;
+    } else {
+      events += row_events(bytes);
+    }
+  }
+  // The probes of one choice (more choices above the line cost more).
+  if (extrapolates) events += row_events(above / 4) + row_events(above / 2) + row_events(above);
   // "auto" parses as no algorithm: NCCL's choice.
   const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
                                  reduces_in_network(spec));
@@ -161,6 +174,43 @@ void check_replay_work(const std::vector<const traces::Trace*>& jobs, const topo
   }
   if (const double events = estimate_replay_events(jobs, spec, segment, forced); events > kMaxSegmentEvents)
     throw core::ConfigError(origin, "", advice(events));
+}
+
+void choose_extrapolation(SimulationRequest& request, const topo::TopologySpec& spec, std::ostream& err) {
+  request.test.extrapolate_above = 0;
+  const bool point_to_point = traces::runs_point_to_point(request.test.op);
+  const double whole = estimate_run_events(request, spec);
+  // Inside one NVLink domain the flow level agrees with the segment level within
+  // a few percent (README, Models), and the segment level of a rack is far
+  // dearer than its estimate: there it is --model auto's choice.
+  const auto domains = topo::nvlink_domains(spec);
+  const std::size_t ranks = request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus);
+  const bool across_domains = std::any_of(domains.domain_of_gpu.begin(), domains.domain_of_gpu.begin() + static_cast<std::ptrdiff_t>(
+                                                                            std::min(ranks, domains.domain_of_gpu.size())),
+                                          [&](int d) { return d != domains.domain_of_gpu.front(); });
+  if (!across_domains) {
+    request.flow_level = auto_chooses_flow(whole, err);
+    return;
+  }
+  if (whole <= kAutoSegmentEvents || (point_to_point && whole <= kMaxSegmentEvents)) {
+    fmt::print(err, "fabsim: --extrapolate-above auto: segment level, every row simulated (about {:.2g} kernel events)\n", whole);
+    return;
+  }
+  if (!point_to_point && request.test.max_bytes > kAutoExtrapolateAbove) {
+    request.test.extrapolate_above = kAutoExtrapolateAbove;
+    if (const double part = estimate_run_events(request, spec); part <= kMaxSegmentEvents) {
+      fmt::print(err, "fabsim: --extrapolate-above auto: segment level, rows above {} extrapolated (about {:.2g} kernel events, "
+                      "{:.2g} for every row)\n", core::format_bytes(kAutoExtrapolateAbove), part, whole);
+      return;
+    }
+    request.test.extrapolate_above = 0;
+  } else if (whole <= kMaxSegmentEvents) {
+    fmt::print(err, "fabsim: --extrapolate-above auto: segment level, every row simulated (about {:.2g} kernel events)\n", whole);
+    return;
+  }
+  request.flow_level = true;
+  fmt::print(err, "fabsim: --extrapolate-above auto: flow level (about {:.2g} kernel events at segment level, more than the {:.0e} it runs)\n",
+             whole, kMaxSegmentEvents);
 }
 
 bool auto_chooses_flow(double events, std::ostream& err) {

@@ -39,7 +39,18 @@ double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, std
 /// machine; README, "Fidelity chosen for the user"), the flow level above.
 inline constexpr double kAutoSegmentEvents = 3e7;
 
-/// Estimated kernel events of an nccl-test request at segment level.
+/// `--extrapolate-above auto` extrapolates the rows above this size (NCCL's
+/// chunk sizes stop changing with the size well below it on the stock
+/// fabrics; the probes' own line check says where they do not).
+inline constexpr core::Bytes kAutoExtrapolateAbove = 256ull << 20;
+/// `--extrapolate-above auto`: inside one NVLink domain, --model auto's choice.
+/// Across domains: every row at segment level where the sweep fits
+/// the auto budget; else, above kAutoExtrapolateAbove, rows extrapolated from
+/// segment-level probes where the rest fits kMaxSegmentEvents; else the flow
+/// level. Sets request.test.extrapolate_above (or flow_level), says which on `err`.
+void choose_extrapolation(SimulationRequest& request, const topo::TopologySpec& spec, std::ostream& err);
+/// Estimated kernel events of an nccl-test request at segment level: the rows
+/// it simulates and, where it extrapolates, one set of probes.
 double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec);
 
 /// Estimated kernel events of replaying `jobs` at segment level with segments of `segment` bytes, each

@@ -34,12 +34,18 @@ void write_table(std::ostream& out, const RunDescription& run, const traces::Ncc
              "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", "");
   double bus_sum = 0;
   for (const auto& r : result.rows) {
-    fmt::print(out, "  {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>9}  {:>8}  {:>8}\n", r.bytes,
-               r.count, "float", redop, run.root, r.time_us, r.algbw_gbps, r.busbw_gbps, r.algorithm, r.protocol, r.channels);
+    fmt::print(out, "  {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>9}  {:>8}  {:>8}{}\n", r.bytes,
+               r.count, "float", redop, run.root, r.time_us, r.algbw_gbps, r.busbw_gbps, r.algorithm, r.protocol, r.channels,
+               r.extrapolated ? "  (extrapolated)" : "");
     bus_sum += r.busbw_gbps;
   }
   fmt::print(out, "# Avg bus bandwidth    : {:.3f}\n", result.rows.empty() ? 0.0 : bus_sum / result.rows.size());
   fmt::print(out, "# Simulated time       : {}\n", core::format_time(result.simulated));
+  if (run.extrapolate_above > 0)
+    fmt::print(out, "# Extrapolated         : rows above {} B marked (extrapolated): each on the line through the two largest runs of its "
+                    "algorithm, protocol and channels, doubled from there until three lay on one line ({} run for the line alone)\n",
+               run.extrapolate_above, result.probes);
+  for (const auto& w : result.warnings) fmt::print(out, "# Warning              : {}\n", w);
   write_fault_lines(out, run.faults, run.fault_events);
   if (links != nullptr) write_link_table(out, *links);
 }
@@ -114,10 +120,13 @@ void write_fault_lines(std::ostream& out, const std::vector<topo::FaultSpec>& fa
 
 void write_csv(std::ostream& out, const RunDescription& run, const traces::NcclTestResult& result) {
   write_csv_provenance(out, run.provenance);
-  fmt::print(out, "bytes,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels\n");
+  // A run that extrapolates says which rows, in a column of its own.
+  const bool marked = run.extrapolate_above > 0;
+  for (const auto& w : result.warnings) fmt::print(out, "# warning: {}\n", w);
+  fmt::print(out, "bytes,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels{}\n", marked ? ",extrapolated" : "");
   for (const auto& r : result.rows)
-    fmt::print(out, "{},{},{:.3f},{:.3f},{:.3f},{},{},{}\n", r.bytes, r.count, r.time_us, r.algbw_gbps, r.busbw_gbps,
-               r.algorithm, r.protocol, r.channels);
+    fmt::print(out, "{},{},{:.3f},{:.3f},{:.3f},{},{},{}{}\n", r.bytes, r.count, r.time_us, r.algbw_gbps, r.busbw_gbps,
+               r.algorithm, r.protocol, r.channels, marked ? (r.extrapolated ? ",1" : ",0") : "");
 }
 
 nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& result,
@@ -132,6 +141,7 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
                     {"algorithm", r.algorithm},
                     {"protocol", r.protocol},
                     {"channels", r.channels}});
+    if (r.extrapolated) rows.back()["extrapolated"] = true;
   }
   nlohmann::json doc{{"rows", rows},
                      {"meta",
@@ -146,6 +156,11 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
                        {"segments", result.segments},
                        {"kernel_events", run.kernel_events},
                        {"provenance", provenance_json(run.provenance)}}}};
+  if (run.extrapolate_above > 0) {
+    doc["meta"]["extrapolated_above_bytes"] = run.extrapolate_above;
+    doc["meta"]["probes"] = result.probes;
+    doc["meta"]["warnings"] = result.warnings;
+  }
   if (!run.faults.empty()) doc["meta"]["faults"] = faults_json(run.faults, run.fault_events);
   if (links != nullptr) doc["links"] = links_json(*links);
   return doc;

@@ -27,6 +27,7 @@ struct RunDescription {
   bool reduces = true;     ///< redop column: "sum" or "none"
   core::Bytes segment_size = 0;  ///< 0 in flow mode
   std::string model = "segment";  ///< "segment" or "flow"
+  core::Bytes extrapolate_above = 0;  ///< rows above it extrapolated (traces::NcclTestConfig); 0: none
   std::string nccl_tuner;         ///< whose tuner constants chose (traces::nccl_tuner_description)
   std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
   RunProvenance provenance;         ///< JSON meta.provenance, CSV comment lines

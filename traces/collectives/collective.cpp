@@ -42,6 +42,10 @@ bool is_rooted(CollectiveOp op) {
          op == CollectiveOp::kScatter;
 }
 
+bool runs_point_to_point(CollectiveOp op) {
+  return op == CollectiveOp::kSendRecv || op == CollectiveOp::kAllToAll || op == CollectiveOp::kGather || op == CollectiveOp::kScatter;
+}
+
 double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   const double n = ranks;
   switch (op) {

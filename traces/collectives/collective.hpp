@@ -20,6 +20,10 @@ std::string collective_names();
 /// Broadcast, reduce, gather and scatter have a root rank.
 bool is_rooted(CollectiveOp op);
 
+/// NCCL runs send/recv, all-to-all, gather and scatter as point-to-point
+/// operations, without its tuner's algorithms and protocols.
+bool runs_point_to_point(CollectiveOp op);
+
 /// nccl-tests' busbw factor: algbw x factor = busbw (src/*.cu of nccl-tests).
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 

@@ -54,6 +54,48 @@ bool CollectivePlanner::nvls_available(const std::vector<int>& gpus) {
   return it->second;
 }
 
+namespace {
+
+/// Calls NCCL runs as point-to-point operations, without the tuner.
+bool is_point_to_point(const CollectiveCall& call) {
+  return call.flows || runs_point_to_point(call.op);
+}
+
+}  // namespace
+
+TunerRequest CollectivePlanner::tuner_request(const CollectiveCall& call) {
+  const auto& gpu = fabric_.spec().gpu_model(call.gpus.front());
+  const int ranks = static_cast<int>(call.gpus.size());
+  const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_available(call.gpus);
+  TunerRequest request{call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls};
+  if (call.nccl != nullptr) request.nccl = call.nccl;
+  std::map<int, std::vector<int>> per_node;  // GPUs in each NVLink domain
+  for (int g : call.gpus) per_node[domain_of_gpu_[static_cast<std::size_t>(g)]].push_back(g);
+  request.nodes = static_cast<int>(per_node.size());
+  if (request.nodes > 1) {
+    int fewest = ranks;
+    for (const auto& [domain, members] : per_node) fewest = std::min(fewest, static_cast<int>(members.size()));
+    request.network_bus_gbps = fewest * network_per_gpu_gbps_;
+    request.net_plugin_latency_us = static_cast<double>(plugin_latency_) / 1e6;
+    if (fewest > 1 && nics_per_gpu_ > 0) {
+      // NCCL's ring graph through each node's NICs; at one GPU per node its
+      // search is not modelled and the GPU's ring_channels stay.
+      const auto graph = nccl_net_ring_graph(gpu.architecture, fewest * nics_per_gpu_, network_per_gpu_gbps_ / nics_per_gpu_,
+                                             gpu.link_ports * nccl_nvlink_link_gbps(gpu.architecture));
+      request.network_graph_channels = graph.graph_channels;
+      request.network_runtime_channels = graph.runtime_channels;
+    }
+    request.nvls_in_every_node = call.op == CollectiveOp::kAllReduce && fewest > 1 &&
+                                 std::all_of(per_node.begin(), per_node.end(), [&](const auto& node) { return nvls_available(node.second); });
+  }
+  return request;
+}
+
+std::optional<TunerChoice> CollectivePlanner::tuner_choice(const CollectiveCall& call) {
+  if (is_point_to_point(call)) return std::nullopt;
+  return choose(fabric_.spec().gpu_model(call.gpus.front()), tuner_request(call));
+}
+
 PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const auto& gpu = fabric_.spec().gpu_model(call.gpus.front());
   const int ranks = static_cast<int>(call.gpus.size());
@@ -63,8 +105,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   auto& params = out.params;
   params.gpu_of_rank = call.gpus;
   const bool flow_level = fabric_.flow_level();
-  const bool point_to_point = call.flows || call.op == CollectiveOp::kSendRecv || call.op == CollectiveOp::kAllToAll ||
-                              call.op == CollectiveOp::kGather || call.op == CollectiveOp::kScatter;
+  const bool point_to_point = is_point_to_point(call);
   // The protocol whose network step the plan's NIC crossings pay, and the
   // row of NCCL's NET latencies (tuning.cc) it takes: Ring's; Tree's for
   // trees and for rings at one GPU per node, whose latencies NCCL takes as
@@ -88,33 +129,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
     params.step_latency = gpu.protocols.at(net_protocol).step_latency;
   } else {
     const bool nvls_switch = nvls_available(call.gpus);
-    const bool nvls = call.op == CollectiveOp::kAllReduce && nvls_switch;
-    TunerRequest request{call.op, ranks, call.bytes, call.protocol, call.channels, call.algorithm, nvls};
-    if (call.nccl != nullptr) request.nccl = call.nccl;
-    std::map<int, std::vector<int>> per_node;  // GPUs in each NVLink domain
     std::vector<int> domains, rails;
     for (int g : call.gpus) {
-      per_node[domain_of_gpu_[static_cast<std::size_t>(g)]].push_back(g);
       domains.push_back(domain_of_gpu_[static_cast<std::size_t>(g)]);
       rails.push_back(rail_of_gpu_[static_cast<std::size_t>(g)]);
     }
-    request.nodes = static_cast<int>(per_node.size());
-    if (request.nodes > 1) {
-      int fewest = ranks;
-      for (const auto& [domain, members] : per_node) fewest = std::min(fewest, static_cast<int>(members.size()));
-      request.network_bus_gbps = fewest * network_per_gpu_gbps_;
-      request.net_plugin_latency_us = static_cast<double>(plugin_latency_) / 1e6;
-      if (fewest > 1 && nics_per_gpu_ > 0) {
-        // NCCL's ring graph through each node's NICs; at one GPU per node its
-        // search is not modelled and the GPU's ring_channels stay.
-        const auto graph = nccl_net_ring_graph(gpu.architecture, fewest * nics_per_gpu_, network_per_gpu_gbps_ / nics_per_gpu_,
-                                               gpu.link_ports * nccl_nvlink_link_gbps(gpu.architecture));
-        request.network_graph_channels = graph.graph_channels;
-        request.network_runtime_channels = graph.runtime_channels;
-      }
-      request.nvls_in_every_node = call.op == CollectiveOp::kAllReduce && fewest > 1 &&
-                                   std::all_of(per_node.begin(), per_node.end(), [&](const auto& node) { return nvls_available(node.second); });
-    }
+    const TunerRequest request = tuner_request(call);
     const TunerChoice choice = choose(gpu, request);
     if (choice.algorithm == Algorithm::kCollNetDirect) {
       if (call.op != CollectiveOp::kAllReduce || request.nodes < 2 || !sharp_available(call.gpus, domains, rails))

@@ -47,9 +47,15 @@ class CollectivePlanner {
 
   /// Throws core::ConfigError when the fabric cannot run the call (NVLS without a SHARP switch).
   PlannedCall plan(const CollectiveCall& call);
+  /// The algorithm, protocol and channels `plan` would run `call` with (NCCL's
+  /// choice or the forced ones), without building the plan; none for the
+  /// calls NCCL runs point to point (send/recv, all-to-all, gather, scatter).
+  std::optional<TunerChoice> tuner_choice(const CollectiveCall& call);
 
  private:
   bool nvls_available(const std::vector<int>& gpus);
+  /// What NCCL's tuner knows of `call`: sizes, nodes, the network graph's channels.
+  TunerRequest tuner_request(const CollectiveCall& call);
   /// CollNet's heads (the h-th GPU of every node, by `domains` and `rails`) each reach a SHARP tree.
   bool sharp_available(const std::vector<int>& gpus, const std::vector<int>& domains, const std::vector<int>& rails);
 
