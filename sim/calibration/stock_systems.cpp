@@ -38,7 +38,7 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
   }
   // HGX H100 nodes with a 400 Gb/s RoCE NIC per GPU: the first nodes of the 2,048-GPU rail fabric
   // (its first 64 nodes share one leaf per rail).
-  const bool roce400 = names(description, "RoCE") && names(description, "400");
+  const bool roce400 = names(description, "RoCE") && (names(description, "400 Gb/s") || names(description, "400G"));
   if (roce400 && names(description, "H100") && !pcie_card(description) && nodes >= 2 && nodes <= 64)
     return {"roce-rail-2048.json", "h100-sxm"};
   return {};

@@ -261,12 +261,19 @@ json reported_figures_summary(const json& figures) {
 }
 
 void print_reported_figures_summary(std::ostream& out, const json& summary) {
-  for (const char* sample : {"out_of_sample", "in_sample", "out_of_sample_multi_node", "in_sample_multi_node"}) {
-    const json& g = summary[sample];
+  // Each group of reported_figures_summary with the words its line starts with.
+  const struct {
+    const char* key;
+    const char* sample;
+    const char* scope;
+  } groups[] = {{"out_of_sample", "out-of-sample", ""},
+                {"in_sample", "in-sample", ""},
+                {"out_of_sample_multi_node", "out-of-sample", " across nodes"},
+                {"in_sample_multi_node", "in-sample", " across nodes"}};
+  for (const auto& group : groups) {
+    const json& g = summary[group.key];
     if (g["figures"].get<std::size_t>() == 0) continue;
-    const std::string key = sample;
-    fmt::print(out, "{:<15} reported plateaus{}: {} figures, median {:.1f}%, worst {:.1f}% at {}\n",
-               key.rfind("in_sample", 0) == 0 ? "in-sample" : "out-of-sample", key.find("multi_node") != std::string::npos ? " across nodes" : "",
+    fmt::print(out, "{:<15} reported plateaus{}: {} figures, median {:.1f}%, worst {:.1f}% at {}\n", group.sample, group.scope,
                g["figures"].get<std::size_t>(), 100 * g["median_error"].get<double>(), 100 * g["worst_error"].get<double>(),
                g["worst_at"].get<std::string>());
   }

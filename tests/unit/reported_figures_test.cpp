@@ -129,4 +129,7 @@ TEST_CASE("a measured multi-node system maps to the stock file of its cloud mach
   CHECK(roce.gpu_model == "h100-sxm");
   CHECK(multi_node_stock_topology("H100 2x HGX H100, 8x 200 Gb/s RoCE", 2).topology.empty());  // no 200G RoCE file
   CHECK(multi_node_stock_topology("H100 128x HGX H100, 8x 400 Gb/s RoCE", 128).topology.empty());  // beyond one leaf per rail
+  // The rate, not any "400" in the text: 4000-series hosts on 200 Gb/s RoCE have no stock file.
+  CHECK(multi_node_stock_topology("H100 2x HGX H100 (PowerEdge XE4000), 8x 200 Gb/s RoCE", 2).topology.empty());
+  CHECK(multi_node_stock_topology("H100 2x HGX H100, 8x 400G RoCE", 2).topology == "roce-rail-2048.json");
 }
