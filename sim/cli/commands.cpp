@@ -61,7 +61,7 @@ void extrapolation_from_flags(const NcclTestFlags& f, SimulationRequest& r, core
   } else {
     constexpr core::Bytes kSmallest = 1 << 20;
     const core::Bytes above = size_flag(flag, f.extrapolate_above, diag);
-    if (above > 0 && above < kSmallest)
+    if (above < kSmallest && core::parse_size_flag(f.extrapolate_above))
       diag.error(flag, fmt::format("'{}' is below 1M: a collective's time is not yet linear in its size there (expected a size of at "
                                    "least 1M, or auto)", f.extrapolate_above));
     if (traces::runs_point_to_point(r.test.op))

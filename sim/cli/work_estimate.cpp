@@ -182,21 +182,22 @@ void choose_extrapolation(SimulationRequest& request, const topo::TopologySpec& 
   const double whole = estimate_run_events(request, spec);
   // Inside one NVLink domain the flow level agrees with the segment level within
   // a few percent (README, Models), and the segment level of a rack is far
-  // dearer than its estimate: there it is --model auto's choice.
+  // dearer than its estimate: there, and for point-to-point operations, it is
+  // --model auto's choice.
   const auto domains = topo::nvlink_domains(spec);
   const std::size_t ranks = request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus);
   const bool across_domains = std::any_of(domains.domain_of_gpu.begin(), domains.domain_of_gpu.begin() + static_cast<std::ptrdiff_t>(
                                                                             std::min(ranks, domains.domain_of_gpu.size())),
                                           [&](int d) { return d != domains.domain_of_gpu.front(); });
-  if (!across_domains) {
+  if (!across_domains || point_to_point) {  // point to point: nothing to extrapolate
     request.flow_level = auto_chooses_flow(whole, err);
     return;
   }
-  if (whole <= kAutoSegmentEvents || (point_to_point && whole <= kMaxSegmentEvents)) {
+  if (whole <= kAutoSegmentEvents) {
     fmt::print(err, "fabsim: --extrapolate-above auto: segment level, every row simulated (about {:.2g} kernel events)\n", whole);
     return;
   }
-  if (!point_to_point && request.test.max_bytes > kAutoExtrapolateAbove) {
+  if (request.test.max_bytes > kAutoExtrapolateAbove) {
     request.test.extrapolate_above = kAutoExtrapolateAbove;
     if (const double part = estimate_run_events(request, spec); part <= kMaxSegmentEvents) {
       fmt::print(err, "fabsim: --extrapolate-above auto: segment level, rows above {} extrapolated (about {:.2g} kernel events, "

@@ -43,7 +43,8 @@ inline constexpr double kAutoSegmentEvents = 3e7;
 /// chunk sizes stop changing with the size well below it on the stock
 /// fabrics; the probes' own line check says where they do not).
 inline constexpr core::Bytes kAutoExtrapolateAbove = 256ull << 20;
-/// `--extrapolate-above auto`: inside one NVLink domain, --model auto's choice.
+/// `--extrapolate-above auto`: inside one NVLink domain, and for point-to-point
+/// operations, --model auto's choice.
 /// Across domains: every row at segment level where the sweep fits
 /// the auto budget; else, above kAutoExtrapolateAbove, rows extrapolated from
 /// segment-level probes where the rest fits kMaxSegmentEvents; else the flow

@@ -69,7 +69,7 @@ TEST_CASE("extrapolated rows are marked in the table and in a CSV column of thei
 }
 
 TEST_CASE("nccl-test --extrapolate-above refuses what it cannot extrapolate, with exit code 2", "[e2e][extrapolate][errors]") {
-  for (const char* args : {"--extrapolate-above 64K", "--extrapolate-above 1G --model flow", "--extrapolate-above 1G --links",
+  for (const char* args : {"--extrapolate-above 64K", "--extrapolate-above 0", "--extrapolate-above 1G --model flow", "--extrapolate-above 1G --links",
                            "--extrapolate-above 1G --op alltoall", "--extrapolate-above 1G --fault node0.gpu0~node0.nvswitch0=0.5",
                            "--extrapolate-above lots"}) {
     INFO(args);
