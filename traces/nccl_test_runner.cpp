@@ -107,7 +107,8 @@ namespace {
 /// previous one has finished, like nccl-tests' loop over sizes. Rows above
 /// NcclTestConfig::extrapolate_above are not run: probes at that size, its
 /// half and its quarter, with each such row's algorithm, protocol and
-/// channels, run after the simulated rows, and the rows follow their line.
+/// channels, run after the simulated rows (a probe set whose line is not yet
+/// straight goes on doubling: probe_further), and the rows follow their line.
 class SweepDriver {
  public:
   SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress)
@@ -138,7 +139,8 @@ class SweepDriver {
     timers_.rethrow_failure();
     if (jobs_done_ != jobs_.size())
       throw core::SimulationError(fmt::format(
-          "the simulation stopped after {} of {} sizes: the {}-byte collective deadlocked with {} transfers outstanding:{}",
+          "the simulation stopped after {} of {} collectives (sizes, and probes to extrapolate from): the {}-byte collective "
+          "deadlocked with {} transfers outstanding:{}",
           jobs_done_, jobs_.size(), jobs_[jobs_done_].size, executor_.outstanding(), executor_.describe_stuck()));
     result_.simulated = core::now_ps();
     result_.segments = fabric_.units_injected();
