@@ -197,3 +197,14 @@ TEST_CASE("model auto on a replay: the 8-GPU DDP step at segment level, the NVL7
   REQUIRE(large.exit_code == 0);
   CHECK(json::parse(large.out)["model"] == "flow");
 }
+
+TEST_CASE("validate: a bound on an out-of-sample median that is exceeded fails the run with exit 1 and says which", "[cli][validate]") {
+  // One held-out bandwidth-bound data set (6 sizes, median 6.5%) against a 0.01% bound, then a bound it meets.
+  const std::string measurements = source_path("tests/errors/bandwidth_only_measurements.json");
+  const auto failed = run_fabsim("validate --measurements " + measurements + " --max-bandwidth-error 0.0001");
+  CHECK(failed.exit_code == 1);
+  CHECK_THAT(failed.out, Catch::Contains("check: out-of-sample bandwidth-bound median over every GPU 6.53% (bound 0.01%): FAILED"));
+  const auto passed = run_fabsim("validate --measurements " + measurements + " --max-bandwidth-error 0.1");
+  CHECK(passed.exit_code == 0);
+  CHECK_THAT(passed.out, Catch::Contains("(bound 10.00%): passed"));
+}
