@@ -43,6 +43,11 @@ struct TransferRequest {
   /// transfer whose chunks the proxy pipelines (a tree's, a chain's, a pair's),
   /// which NCCL's model charges per hop of the algorithm, not per chunk.
   core::TimePs exposed_latency = 0;
+  /// Flow level only: how long the pipeline's hops upstream of this one take
+  /// to pass its first piece on (each its step latency and its path's head
+  /// latency; Transport::head_latency). 0: unknown, and each fill step costs
+  /// this transfer's own step.
+  core::TimePs fill_latency = 0;
   /// Flow level only: a payload rate limit in bytes per second (one SM per channel; 0: none).
   double rate_cap = 0;
   /// Flow level only: the NCCL channels this transfer stands for, which
@@ -71,6 +76,10 @@ class Transport {
   /// sender's SM then only writes a local staging buffer and a proxy thread
   /// drives the network, so the SM moves on before the data lands.
   virtual bool proxied(int /*source*/, int /*destination*/) { return false; }
+  /// The time a transfer's first byte takes from one GPU to another over the
+  /// path `flow` takes (link latencies and forwarding), where a backend knows it
+  /// without moving data; 0 where it does not.
+  virtual core::TimePs head_latency(int /*source*/, int /*destination*/, std::uint32_t /*flow*/) { return 0; }
 };
 
 }  // namespace fabsim::models

@@ -77,6 +77,7 @@ void FlowFabric::send(const models::TransferRequest& request) {
   pending.chunk_fill_steps = std::min(request.chunk_fill_steps, request.fill_steps);
   pending.step_sync = request.step_sync;
   pending.exposed = request.exposed_latency;
+  pending.fill_latency = request.fill_latency;
   const std::size_t first_flow = flows_.size();
   if (request.kind == models::TransferKind::kPointToPoint) {
     const auto& paths = graph_.paths_once(request.source, request.destination, request.flow);
@@ -191,6 +192,13 @@ void FlowFabric::finish_transfer(std::uint64_t transfer) {
   lockstep_.erase(group);
 }
 
+TimePs FlowFabric::head_latency(int source, int destination, std::uint32_t flow) {
+  TimePs latency = 0;
+  for (const auto& p : graph_.paths_once(source, destination, flow))
+    latency = std::max(latency, path_latency(p.hops, spec_.gpus[static_cast<std::size_t>(source)]));
+  return latency;
+}
+
 TimePs FlowFabric::completion_time(const Pending& p) {
   const TimePs data = p.data_end > p.start ? p.data_end - p.start : 0;
   if (p.steps == 0) return p.start + data + p.path_latency + p.exposed;  // continues another transfer's step
@@ -200,7 +208,11 @@ TimePs FlowFabric::completion_time(const Pending& p) {
   // hop upstream holds the first chunk for a whole chunk time.
   const std::uint32_t overlapped = p.steps + p.fill_steps - p.chunk_fill_steps;
   const TimePs per_step = data / overlapped;
-  const TimePs paced = overlapped * std::max(plain, per_step) + p.chunk_fill_steps * std::max(plain, data / p.steps);
+  TimePs paced = overlapped * std::max(plain, per_step) + p.chunk_fill_steps * std::max(plain, data / p.steps);
+  // Where the upstream hops' own latencies are known (no store-and-forward
+  // stage among them), the fill costs theirs, not this hop's: a tree's network
+  // hop waits for NVLink chain steps upstream, not for network steps.
+  if (p.fill_latency > 0 && p.chunk_fill_steps == 0) paced = std::max(p.steps * plain + p.fill_latency, data);
   return p.start + paced + std::min(plain, per_step) + p.exposed;
 }
 

@@ -43,6 +43,7 @@ class FlowFabric : public FabricBackend {
   std::vector<LinkUsage> link_usage(TimePs elapsed) const override;
   std::vector<double> link_bytes() const override;
   bool flow_level() const override { return true; }
+  TimePs head_latency(int source, int destination, std::uint32_t flow) override;
 
   /// Faults striking during the run (FaultSpec::at set): at its time a fault
   /// changes its links' capacity; a failed one also takes the flows on it off
@@ -74,6 +75,7 @@ class FlowFabric : public FabricBackend {
     std::uint32_t chunk_fill_steps = 0;  ///< TransferRequest::chunk_fill_steps
     TimePs step_sync = 0;
     TimePs exposed = 0;  ///< paid once (TransferRequest::exposed_latency)
+    TimePs fill_latency = 0;  ///< TransferRequest::fill_latency
     std::uint64_t lockstep_group = 0;
     int lockstep_size = 0;
   };

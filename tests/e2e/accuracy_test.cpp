@@ -87,7 +87,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, NVL72 21.5%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 16.1% / 14.0% / 6.5%)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 19.2% / 15.0% / 6.5%)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -98,12 +98,12 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 // CoreWeave's full GB200 NVL72 rack (coreweave/nccl-tests#43): fabsim's NVLS is optimistic there.
                 {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.215, 0.354},
                 // nccl-tests#309's InfiniBand NDR sweeps (2, 4 and 8 nodes) and the A3 Mega all-gather.
-                {"out-of-sample", "multi-node", "H100", "latency-bound", 31, 0.161, 0.628},
-                {"out-of-sample", "multi-node", "H100", "mid", 32, 0.140, 0.861},
+                {"out-of-sample", "multi-node", "H100", "latency-bound", 31, 0.192, 0.619},
+                {"out-of-sample", "multi-node", "H100", "mid", 32, 0.150, 0.872},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.065, 0.256}});
-  // Every family together, what the ctest bounds (README: 3.4% and 16.4%).
+  // Every family together (README: 3.4% and 19.2%).
   CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.034 + kErrorMargin);
-  CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.164 + kErrorMargin);
+  CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.192 + kErrorMargin);
   // The EFA set stays skipped with its reason; both A3 Mega runs are predicted.
   std::map<std::string, std::string> skipped;
   for (const auto& s : doc["skipped"]) skipped[s["id"]] = s["reason"];
@@ -127,18 +127,18 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
 }
 
 TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, large rows extrapolated): multi-node bandwidth-bound "
-          "3.1%, latency-bound 29.1%, mid 17.3%, NVLSTree plateaus on 4 and 8 nodes within 1.2%, RoCE -3.6%",
+          "3.1%, latency-bound 21.6%, mid 17.4%, NVLSTree plateaus on 4 and 8 nodes within 1.2%, RoCE -3.6%",
           "[accuracy][extrapolate]") {
   // The flow level, which --model auto takes for these large sweeps, runs an
   // interior tree node's NICs at full rate; the segment level's credits and
   // dependencies leave them idle about a tenth of the time, as the clusters
-  // measure (320-325 GB/s against 357-366 at flow level). Its small sizes are
-  // slower than the flow level's (Tree LL's engine shares one channel cap between up and down).
+  // measure (320-325 GB/s against 357-366 at flow level). Its NVLSTree rows of
+  // 8-32 MiB are faster than the flow level's, so its mid sizes are further off.
   const json doc = validate("--extrapolate");
   CHECK_THAT(doc["fidelity"].get<std::string>(), Catch::StartsWith("nccl-test --extrapolate-above auto"));
   check_claims(doc["summary"], "out-of-sample",
-               {{"out-of-sample", "multi-node", "H100", "latency-bound", 31, 0.291, 0.992},
-                {"out-of-sample", "multi-node", "H100", "mid", 32, 0.173, 0.829},
+               {{"out-of-sample", "multi-node", "H100", "latency-bound", 31, 0.216, 0.618},
+                {"out-of-sample", "multi-node", "H100", "mid", 32, 0.174, 0.829},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.031, 0.242},
                 // One NVLink domain: the same fidelity, and figures, as without --extrapolate.
                 {"out-of-sample", "single node", "H100", "latency-bound", 1, 0.168, 0.168},
@@ -247,9 +247,9 @@ TEST_CASE("consistency: in-sample errors on the sweeps the latencies, drift and 
                 {"in-sample", "single node", "H100", "bandwidth-bound", 24, 0.006, 0.036},
                 // The A3 Mega all-reduce the TCPXO values were fitted on (README: its mid sizes stay far off),
                 // and the 2-node InfiniBand sweep NVLSTree's in-node efficiency was fitted on (from 1 MiB).
-                {"in-sample", "multi-node", "H100", "latency-bound", 15, 0.017, 0.209},
-                {"in-sample", "multi-node", "H100", "mid", 14, 0.153, 0.686},
-                {"in-sample", "multi-node", "H100", "bandwidth-bound", 16, 0.040, 0.490}});
+                {"in-sample", "multi-node", "H100", "latency-bound", 15, 0.017, 0.189},
+                {"in-sample", "multi-node", "H100", "mid", 14, 0.159, 0.687},
+                {"in-sample", "multi-node", "H100", "bandwidth-bound", 16, 0.040, 0.491}});
 }
 
 TEST_CASE("accuracy: leave one run out, the fitted sweeps predicted with the latencies refitted without them", "[accuracy]") {
@@ -395,7 +395,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, Tree across nodes up to 42%)",
+TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, NCCL's default across nodes within 13.1%)",
           "[accuracy][flow]") {
   // The grid --model auto switches over: 64 KiB - 256 MiB (x4) on 2-32 GPUs, one box and across nodes.
   struct Cell {
@@ -408,9 +408,10 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100", "-g 8 --algo ring", 0.022},
                                             {"hgx-h100-2node", "-g 16 --algo ring", 0.056},
                                             {"ib-fat-tree-1024", "-g 32 --algo ring", 0.070},
-                                            // NCCL's default across nodes: Tree and NVLSTree, the known disagreement (README, Models).
-                                            {"hgx-h100-2node", "-g 16", 0.323},
-                                            {"ib-fat-tree-1024", "-g 32", 0.417}}) {
+                                            // NCCL's default across nodes, Tree then NVLSTree: within 5% to 4 MiB, NVLSTree's
+                                            // 16-64 MiB apart by up to 13% (README, Models).
+                                            {"hgx-h100-2node", "-g 16", 0.067},
+                                            {"ib-fat-tree-1024", "-g 32", 0.131}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");

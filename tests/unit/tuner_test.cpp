@@ -159,3 +159,18 @@ TEST_CASE("a network plugin's reported latency joins NCCL's model on every netwo
   CHECK(without == Protocol::kSimple);
   CHECK(traces::choose(h100(), request).protocol == Protocol::kLL128);
 }
+
+TEST_CASE("a tree's LL channels drop at 512 threads x 8 bytes each, a ring's at 8 bytes x the ranks (enqueue.cc, tuning.cc)", "[tuner]") {
+  // tuning.cc multiplies only threadThresholds[RING][LL] by nRanks (since 2.8.3):
+  // on 32 ranks a 128 KiB Tree LL all-reduce runs on all 24 channels (4 KiB each
+  // is enough), where a ring would drop to one.
+  traces::TunerRequest request{CollectiveOp::kAllReduce, 32, 128 << 10, Protocol::kLL, {}, {}, false};
+  request.nodes = 4;
+  CHECK(traces::trimmed_channels(h100(), request, Protocol::kLL, /*ring=*/false) == 24);
+  CHECK(traces::trimmed_channels(h100(), request, Protocol::kLL, /*ring=*/true) == 1);
+  CHECK(traces::choose_tree(h100(), request).channels == 24);
+  request.bytes = 8 << 10;  // 8 KiB: two channels of 512 threads x 8 bytes
+  CHECK(traces::choose_tree(h100(), request).channels == 2);
+  request.bytes = 8;
+  CHECK(traces::choose_tree(h100(), request).channels == 1);
+}

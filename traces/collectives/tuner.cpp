@@ -254,9 +254,7 @@ TunerChoice choose_tree(const topo::GpuModel& gpu, const TunerRequest& request) 
   TunerChoice choice;
   choice.algorithm = Algorithm::kTree;
   choice.protocol = cheapest_protocol(gpu, request, nccl_tree_model_time_us);
-  TunerRequest forced = request;
-  forced.protocol = choice.protocol;
-  choice.channels = choose_ring(gpu, forced).channels;  // enqueue.cc's channel trimming is the same
+  choice.channels = trimmed_channels(gpu, request, choice.protocol, /*ring=*/false);
   return choice;
 }
 
@@ -296,16 +294,22 @@ double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   return latency_us + static_cast<double>(request.bytes) / (1000.0 * alg_gbps);
 }
 
+int trimmed_channels(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol, bool ring) {
+  // enqueue.cc: give each channel enough work, dropping channels while
+  // nBytes < nChannels x nThreads x threshold. A ring's LL threshold scales
+  // with the ranks (tuning.cc: threadThresholds[RING][LL] *= nRanks, since
+  // 2.8.3); a tree's does not.
+  const auto& p = gpu.protocols.at(protocol);
+  const core::Bytes threshold = p.channel_threshold * (ring && protocol == Protocol::kLL ? request.ranks : 1);
+  int channels = runtime_channels(gpu, request);
+  while (channels > 1 && request.bytes < static_cast<core::Bytes>(channels) * p.threads * threshold) --channels;
+  return channels;
+}
+
 TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request) {
   TunerChoice choice;
   choice.protocol = cheapest_protocol(gpu, request, nccl_ring_model_time_us);
-  // enqueue.cc: give each channel enough work, dropping channels while
-  // nBytes < nChannels x nThreads x threshold (LL's threshold scales with ranks).
-  const auto& p = gpu.protocols.at(choice.protocol);
-  const core::Bytes threshold = p.channel_threshold * (choice.protocol == Protocol::kLL ? request.ranks : 1);
-  int channels = runtime_channels(gpu, request);
-  while (channels > 1 && request.bytes < static_cast<core::Bytes>(channels) * p.threads * threshold) --channels;
-  choice.channels = channels;
+  choice.channels = trimmed_channels(gpu, request, choice.protocol, /*ring=*/true);
   return choice;
 }
 

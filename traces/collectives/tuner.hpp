@@ -76,6 +76,10 @@ double nccl_ring_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 
 TunerChoice choose_ring(const topo::GpuModel& gpu, const TunerRequest& request);
 
+/// The channels NCCL runs a `ring` (else tree) call with `protocol` on: the
+/// communicator's, dropped while each would get too little work (enqueue.cc).
+int trimmed_channels(const topo::GpuModel& gpu, const TunerRequest& request, topo::Protocol protocol, bool ring);
+
 /// The channels (CTAs) NCCL builds for the communicator: its ring graph's across nodes, else the GPU's ring_channels.
 int nccl_built_channels(const topo::GpuModel& gpu, const TunerRequest& request);
 /// The communicator's channels (CTAs): forced, else nccl_built_channels.

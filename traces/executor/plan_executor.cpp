@@ -64,6 +64,18 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
       const bool in_switch = plan_.transfers[static_cast<std::size_t>(u)].kind != models::TransferKind::kPointToPoint;
       chunk_fill_[i] = std::max(chunk_fill_[i], chunk_fill_[static_cast<std::size_t>(u)] + (in_switch ? 1u : 0u));
     }
+  // The upstream hops' latencies along the pipeline path: each hop's step and
+  // its path's head latency (the network step is in path_exposed_).
+  fill_latency_.assign(params_.flow_level && pipelined ? n : 0, 0);
+  for (std::size_t i = 0; i < fill_latency_.size(); ++i)
+    for (auto u : plan_.fill_after[i]) {
+      const auto& up = plan_.transfers[static_cast<std::size_t>(u)];
+      if (up.lockstep >= 0 || up.kind != models::TransferKind::kPointToPoint) continue;
+      const core::TimePs head = transport_.head_latency(params_.gpu_of_rank[static_cast<std::size_t>(up.source)],
+                                                        params_.gpu_of_rank[static_cast<std::size_t>(up.destination)],
+                                                        static_cast<std::uint32_t>(up.channel));
+      fill_latency_[i] = std::max(fill_latency_[i], fill_latency_[static_cast<std::size_t>(u)] + params_.step_latency + head);
+    }
   switch_group_gpus_.clear();
   group_ranks_.clear();
   for (const auto& members : plan_.switch_groups) {
@@ -162,6 +174,7 @@ void PlanExecutor::issue(std::int32_t id) {
       // the network step is a latency of the hop, paid once.
       if (tr.lockstep < 0) {
         request.exposed_latency = path_exposed_[static_cast<std::size_t>(id)];
+        if (!fill_latency_.empty()) request.fill_latency = fill_latency_[static_cast<std::size_t>(id)];
         request.step_sync = params_.step_latency;
       }
     }

@@ -101,6 +101,7 @@ class PlanExecutor : public models::TransferCompletion {
   std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_sent_, releases_;
   std::vector<core::TimePs> engine_free_;  // per (rank, channel)
   std::vector<std::uint32_t> chunk_fill_;  // flow level, Simple: store-and-forward hops on each transfer's pipeline path
+  std::vector<core::TimePs> fill_latency_;  // flow level: how long the hops upstream take to pass the first piece on
   std::vector<core::TimePs> path_exposed_;  // flow level: network step costs on each transfer's pipeline path, its own included
   std::function<void(int, core::TimePs)> rank_done_;
   std::vector<std::uint32_t> rank_pending_;  // transfers each rank still takes part in (with rank_done_ only)
