@@ -190,6 +190,7 @@ ProtocolParams read_protocol(JsonObject& o, std::vector<ParamSource>& sources) {
   if (o.has("net_step_latency")) m.net_step_latency = to_ps(p.quantity("net_step_latency", QuantityKind::kTime));
   m.tree_net_step_latency = o.has("tree_net_step_latency") ? to_ps(p.quantity("tree_net_step_latency", QuantityKind::kTime))
                                                             : m.net_step_latency;
+  m.tree_step_latency = o.has("tree_step_latency") ? to_ps(p.quantity("tree_step_latency", QuantityKind::kTime)) : m.step_latency;
   m.slot_bytes = static_cast<Bytes>(p.positive_bytes("slot_bytes").value_or(1));
   m.slots = static_cast<int>(p.integer("slots", 1, 1024).value_or(8));
   m.chunk_slots = static_cast<int>(p.integer("chunk_slots", 1, 1024).value_or(1));

@@ -102,6 +102,9 @@ struct ProtocolParams {
   /// The same per network step of a tree, and of a ring at one GPU per node:
   /// NCCL's NET Tree row, its latencies fully exposed (tuning.cc).
   TimePs tree_net_step_latency = 0;
+  /// Per NVLink step of a tree (NCCL's NVLINK hwLat Tree row, which differs
+  /// from the Ring row for LL128 and Simple); the loader sets step_latency where absent.
+  TimePs tree_step_latency = 0;
   Bytes slot_bytes = 0;             ///< payload per FIFO step (NCCL_STEPS slots per connection)
   int slots = 8;                    ///< NCCL_STEPS
   int chunk_slots = 1;              ///< ring chunk = chunk_slots steps

@@ -363,3 +363,27 @@ TEST_CASE("nccl-test with NCCL 2.26.2 chooses as NCCL 2.26 did on two HGX H100 n
   CHECK(large_old["rows"][0]["algorithm"] == "NVLSTree");
   CHECK(large_old["rows"][0]["time_us"] == large_new["rows"][0]["time_us"]);
 }
+
+TEST_CASE("a tree's NVLink steps pay NCCL's Tree row (LL128 1.25 us, where a ring's pay 1.9)", "[multinode]") {
+  // Two HGX nodes, 16 ranks, a 64 B all-reduce: a tree's critical path is a
+  // node's chain of 8 up (7 NVLink steps) and the other's down (7 more).
+  const auto topology = source_path("topologies/hgx-h100-2node.json");
+  const json zero = {{"value", "0 us"}, {"source", "test: no tree step cost"}};
+  const json doc = {{"format", "fabsim-calibration/1"},
+                    {"catalogue_patch", {{"gpus", {{"h100-sxm", {{"protocols", {{"ll128", {{"tree_step_latency", zero}}}}}}}}}}}};
+  const auto no_tree_steps = fabsim::testing::write_temp("no-tree-step-latency.json", doc.dump());
+  // The time is the ranks' mean (as nccl-tests reports it): between 8 and 14
+  // NVLink steps' worth, the same at both levels.
+  std::vector<double> saved;
+  for (const std::string model : {"segment", "flow"}) {
+    const std::string tree = "-g 16 --op all_reduce --algo tree --proto LL128 -b 64 -e 64 --model " + model;
+    const double with = time_us(topology, tree), without = time_us(topology, tree + " --calibration " + no_tree_steps);
+    INFO(model << ": " << with << " us with the tree's step latency, " << without << " us without");
+    CHECK(with - without >= 8 * 1.25 - 0.01);
+    CHECK(with - without <= 14 * 1.25 + 0.01);
+    saved.push_back(with - without);
+    const std::string ring = "-g 16 --op all_reduce --algo ring --proto LL128 -b 64 -e 64 --model " + model;
+    CHECK(time_us(topology, ring + " --calibration " + no_tree_steps) == Approx(time_us(topology, ring)).margin(0.001));
+  }
+  CHECK(saved[0] == Approx(saved[1]).margin(0.05));
+}

@@ -194,7 +194,9 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
             (call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter))
           plan.payload_efficiency *= gpu.ring_gather_scatter_efficiency;
       }
-      params.step_latency = protocol.step_latency;
+      // NCCL's model prices a tree's NVLink steps on its own row (LL128 1.25 us
+      // against a ring's 1.9, Simple 4.0 against 3.4).
+      params.step_latency = choice.algorithm == Algorithm::kTree ? protocol.tree_step_latency : protocol.step_latency;
       net_protocol = choice.protocol;
       params.channel_cap = choice.protocol == topo::Protocol::kLL128 ? ll128_cap_per_cta(gpu, request) : protocol.channel_cap;
     }
