@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -231,12 +233,17 @@ TEST_CASE("CollNet needs SHARP over the heads' leaves: one node, or a tree deepe
 
 namespace {
 
-/// A calibration profile setting `key` of the h100-sxm's LL and Simple protocols to 0.
-std::string zero_protocol_param(const std::string& key) {
-  const json zero = {{"value", "0 us"}, {"source", "test: no network step cost"}};
-  const json doc = {{"format", "fabsim-calibration/1"},
-                    {"catalogue_patch", {{"gpus", {{"h100-sxm", {{"protocols", {{"ll", {{key, zero}}}, {"simple", {{key, zero}}}}}}}}}}}};
-  return fabsim::testing::write_temp("no-" + key + ".json", doc.dump());
+/// A calibration profile setting `key` of the h100-sxm's `protocols` (by default LL and Simple) to 0.
+std::string zero_protocol_param(const std::string& key, const std::vector<std::string>& protocols = {"ll", "simple"}) {
+  const json zero = {{"value", "0 us"}, {"source", "test: no step cost"}};
+  json patched = json::object();
+  std::string name = "no-" + key;
+  for (const auto& protocol : protocols) {
+    patched[protocol] = {{key, zero}};
+    name += "-" + protocol;
+  }
+  const json doc = {{"format", "fabsim-calibration/1"}, {"catalogue_patch", {{"gpus", {{"h100-sxm", {{"protocols", patched}}}}}}}};
+  return fabsim::testing::write_temp(name + ".json", doc.dump());
 }
 
 double time_us(const std::string& topology, const std::string& args) { return nccl_test(topology, args)["rows"][0]["time_us"].get<double>(); }
@@ -368,10 +375,7 @@ TEST_CASE("a tree's NVLink steps pay NCCL's Tree row (LL128 1.25 us, where a rin
   // Two HGX nodes, 16 ranks, a 64 B all-reduce: a tree's critical path is a
   // node's chain of 8 up (7 NVLink steps) and the other's down (7 more).
   const auto topology = source_path("topologies/hgx-h100-2node.json");
-  const json zero = {{"value", "0 us"}, {"source", "test: no tree step cost"}};
-  const json doc = {{"format", "fabsim-calibration/1"},
-                    {"catalogue_patch", {{"gpus", {{"h100-sxm", {{"protocols", {{"ll128", {{"tree_step_latency", zero}}}}}}}}}}}};
-  const auto no_tree_steps = fabsim::testing::write_temp("no-tree-step-latency.json", doc.dump());
+  const auto no_tree_steps = zero_protocol_param("tree_step_latency", {"ll128"});
   // The time is the ranks' mean (as nccl-tests reports it): between 8 and 14
   // NVLink steps' worth, the same at both levels.
   std::vector<double> saved;
