@@ -40,6 +40,21 @@ std::string algorithm_from(const std::string& recorded) {
 
 }  // namespace
 
+std::string disagreeing_timings(double out_of_place_us, std::optional<double> in_place_us) {
+  if (!in_place_us || !(out_of_place_us > 0) || !(*in_place_us > 0)) return "";
+  const double apart = std::max(out_of_place_us, *in_place_us) / std::min(out_of_place_us, *in_place_us) - 1;
+  if (apart <= kTimingDisagreementLimit) return "";
+  return fmt::format("out of place {:.2f} us, in place {:.2f} us: {:.0f}% apart", out_of_place_us, *in_place_us, 100 * apart);
+}
+
+std::string disagreeing_timings(const json& row) {
+  if (!row.contains("time_us") || !row["time_us"].is_number()) return "";
+  const auto in_place = row.contains("inplace_time_us") && row["inplace_time_us"].is_number()
+                            ? std::optional<double>(row["inplace_time_us"].get<double>())
+                            : std::nullopt;
+  return disagreeing_timings(row["time_us"].get<double>(), in_place);
+}
+
 std::optional<RecordedChoice> parse_recorded_choice(const std::string& text, traces::CollectiveOp op) {
   const auto slash = text.find('/');
   if (slash == std::string::npos) return std::nullopt;
@@ -148,6 +163,11 @@ Measurements parse_nccl_tests_text(const std::string& text, const std::string& f
                  fmt::format("expected a result row 'size count type redop root time algbw busbw ...', found '{}'", line));
       continue;
     }
+    const auto in_place = words.size() >= 10 ? number(words[9]) : std::nullopt;
+    if (const auto apart = disagreeing_timings(*time, in_place); !apart.empty()) {
+      m.skipped.push_back(fmt::format("line {}, {} B: {} (not fitted on)", line_number, *size, apart));
+      continue;
+    }
     current->rows.push_back({static_cast<std::uint64_t>(*size), *time, *busbw, ""});
   }
   finish();
@@ -223,6 +243,10 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
             continue;
           }
           choice = parsed->algorithm + "/" + parsed->protocol;
+        }
+        if (const auto apart = disagreeing_timings(r); !apart.empty()) {
+          m.skipped.push_back(fmt::format("{} at {} B: {} (not fitted on)", s.id, r["bytes"].get<std::uint64_t>(), apart));
+          continue;
         }
         s.rows.push_back({r["bytes"].get<std::uint64_t>(), r["time_us"].get<double>(),
                           r.contains("busbw_GBps") && r["busbw_GBps"].is_number() ? r["busbw_GBps"].get<double>() : 0.0, choice});

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "sim/calibration/accuracy_summary.hpp"
+#include "sim/calibration/measurements.hpp"
 #include "sim/calibration/provenance.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/validate_figures.hpp"
@@ -75,7 +76,7 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   if (options.refit && !options.calibration.empty())
     throw core::ConfigError("command line", "--refit", "cannot be combined with --calibration: the refit replaces the fitted values itself");
   const json doc = core::read_json_file(options.measurements);
-  json report = {{"datasets", json::array()}, {"skipped", json::array()}};
+  json report = {{"datasets", json::array()}, {"skipped", json::array()}, {"left_out_rows", json::array()}};
   const auto plans = plan_datasets(doc, options, report["skipped"]);
   const calibration::SampleBook book(doc, calibration::fitted_parameters(effective_catalogue(options)));
 
@@ -122,7 +123,8 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       const double measured_us = (*r)["time_us"].get<double>();
       // Times, not busbw: the published tables round small busbw to 0.00.
       const double error = (p["time_us"].get<double>() - measured_us) / measured_us;
-      const bool first = seen.insert(fmt::format("{}|{}|{}|{}|{}", book.run_of(plan.id), ds["collective"].get<std::string>(),
+      const std::string apart = calibration::disagreeing_timings(*r);
+      const bool first = apart.empty() && seen.insert(fmt::format("{}|{}|{}|{}|{}", book.run_of(plan.id), ds["collective"].get<std::string>(),
                                                  ds["gpus"].get<int>(), plan.algorithm, bytes))
                              .second;
       if (first) counted.push_back({plan.id, bytes, error, in_sample, multi_node, calibration::gpu_family(ds.value("gpu", ""))});
@@ -130,10 +132,15 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       entry["rows"].push_back({{"bytes", bytes}, {"measured_us", measured_us}, {"predicted_us", p["time_us"]},
                                {"measured_busbw_GBps", measured_busbw}, {"predicted_busbw_GBps", p["busbw_GBps"]},
                                {"error", std::round(error * 1e4) / 1e4}, {"counted", first}});
+      if (!apart.empty()) {
+        entry["rows"].back()["left_out"] = apart;
+        report["left_out_rows"].push_back({{"id", plan.id}, {"bytes", bytes}, {"reason", apart}});
+      }
+      const std::string note = !apart.empty() ? fmt::format("  (not counted: {})", apart) : first ? "" : "  (repeat: not counted)";
       if (!options.json)
         fmt::print(out, "{:>12} {:>10.2f} {:>10.2f} {:>11.2f} {:>11.2f} {:>+7.1f}%  {}/{}{}\n", bytes, measured_us,
                    p["time_us"].get<double>(), measured_busbw, p["busbw_GBps"].get<double>(), 100 * error,
-                   p["algorithm"].get<std::string>(), p["protocol"].get<std::string>(), first ? "" : "  (repeat: not counted)");
+                   p["algorithm"].get<std::string>(), p["protocol"].get<std::string>(), note);
     }
     report["datasets"].push_back(std::move(entry));
   }
@@ -199,7 +206,9 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   fmt::print(out, "\npredictions: {}\n", fidelity_of(options));
   fmt::print(out,
              "\nsummary: |predicted - measured| / measured time; repeats of one run count once; regimes: latency-bound < 256 KiB,\n"
-             "mid 256 KiB - 64 MiB, bandwidth-bound >= 64 MiB. Only out-of-sample rows measure accuracy.\n");
+             "mid 256 KiB - 64 MiB, bandwidth-bound >= 64 MiB. Only out-of-sample rows measure accuracy. Rows whose out-of-place\n"
+             "and in-place timings are over {:.0f}% apart are not counted ({} here, marked above).\n",
+             100 * calibration::kTimingDisagreementLimit, report["left_out_rows"].size());
   print_groups(out, groups, "in-sample", "out-of-sample");
   print_reported_figures_summary(out, report["reported_figures_summary"]);
   if (options.refit) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/calibration/measurements.hpp"
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/output_file.hpp"
@@ -116,7 +117,7 @@ json refit_in_sample(const std::vector<DatasetPlan>& plans, const calibration::S
         if (it == predicted.end()) continue;
         const double measured = (*r)["time_us"].get<double>();
         const double error = (it->second["time_us"].get<double>() - measured) / measured;
-        const bool counted = seen.insert(fmt::format("{}|{}|{}|{}", ds["collective"].get<std::string>(), ds["gpus"].get<int>(), m->algorithm, bytes)).second;
+        const bool counted = calibration::disagreeing_timings(*r).empty() && seen.insert(fmt::format("{}|{}|{}|{}", ds["collective"].get<std::string>(), ds["gpus"].get<int>(), m->algorithm, bytes)).second;
         entry["rows"].push_back({{"dataset", m->id}, {"bytes", bytes}, {"measured_us", measured}, {"predicted_us", it->second["time_us"]},
                                  {"error", std::round(error * 1e4) / 1e4}, {"counted", counted}});
         if (counted)

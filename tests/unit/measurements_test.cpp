@@ -140,3 +140,37 @@ TEST_CASE("AWS p5 EFA sweeps: rows carry aws-ofi-nccl's choice beyond two nodes,
     }
   }
 }
+
+TEST_CASE("timings apart: a row whose out-of-place and in-place times disagree past 15% is not fitted on", "[calibration][parser]") {
+  CHECK(calibration::disagreeing_timings(24.70, 24.96).empty());
+  CHECK(calibration::disagreeing_timings(100.0, 115.0).empty());  // 15% is the edge, still one operation's time
+  CHECK(calibration::disagreeing_timings(100.0, std::nullopt).empty());
+  CHECK(calibration::disagreeing_timings(0.0, 20.0).empty());  // a zero-byte row's 0 says nothing
+  CHECK(calibration::disagreeing_timings(68.52, 24.70) == "out of place 68.52 us, in place 24.70 us: 177% apart");
+  CHECK(calibration::disagreeing_timings(24.70, 68.52) == "out of place 24.70 us, in place 68.52 us: 177% apart");
+
+  const std::string text =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  Rank  0 Group  0 Pid  1 on     a device  0 [0000:18:00] NVIDIA H100\n"
+      "#  Rank  1 Group  0 Pid  1 on     a device  1 [0000:2a:00] NVIDIA H100\n"
+      "           8             2     float     sum      -1    68.52    0.00    0.00       0    24.70    0.00    0.00       0\n"
+      "          16             4     float     sum      -1    24.96    0.00    0.00       0    24.80    0.00    0.00       0\n"
+      "          32             8     float     sum      -1    24.93    0.00    0.00       0\n";
+  const auto m = calibration::parse_nccl_tests_text(text, "spike.txt");
+  REQUIRE(m.sweeps.size() == 1);
+  REQUIRE(m.sweeps[0].rows.size() == 2);  // 16 B, and 32 B without an in-place time
+  CHECK(m.sweeps[0].rows[0].bytes == 16);
+  REQUIRE(m.skipped.size() == 1);
+  CHECK(m.skipped[0] == "line 4, 8 B: out of place 68.52 us, in place 24.70 us: 177% apart (not fitted on)");
+
+  const nlohmann::json doc = {{"collective_datasets",
+                               {{{"id", "spiky"}, {"gpu", "H100"}, {"gpus", 16}, {"nodes", 2}, {"collective", "all_reduce"},
+                                 {"rows",
+                                  {{{"bytes", 256}, {"time_us", 94.40}, {"inplace_time_us", 25.90}},
+                                   {{"bytes", 512}, {"time_us", 26.0}, {"inplace_time_us", 26.31}}}}}}}};
+  const auto j = calibration::parse_measurements_json(doc, "spiky.json");
+  REQUIRE(j.sweeps.size() == 1);
+  REQUIRE(j.sweeps[0].rows.size() == 1);
+  CHECK(j.sweeps[0].rows[0].bytes == 512);
+  CHECK(j.skipped == std::vector<std::string>{"spiky at 256 B: out of place 94.40 us, in place 25.90 us: 264% apart (not fitted on)"});
+}
