@@ -44,10 +44,11 @@ std::vector<ErrorGroup> summarize(const std::vector<ErrorRow>& rows) {
   for (const auto& r : rows) groups[{r.in_sample, r.multi_node, r.family, regime_of(r.bytes)}].push_back(&r);
   std::vector<ErrorGroup> out;
   for (const auto& [key, members] : groups) {
-    ErrorGroup g{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), members.size(), 0, 0, ""};
+    ErrorGroup g{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), members.size(), 0, 0, "", 0};
     std::vector<double> errors;
     for (const auto* r : members) {
       errors.push_back(std::abs(r->error));
+      if (std::abs(r->error) <= kTargetError) ++g.within_target;
       if (std::abs(r->error) >= g.worst_error) {
         g.worst_error = std::abs(r->error);
         g.worst_at = fmt::format("{} at {} B", r->dataset, r->bytes);

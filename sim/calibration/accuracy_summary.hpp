@@ -38,7 +38,13 @@ struct ErrorGroup {
   double median_error = 0;  ///< of |error|
   double worst_error = 0;   ///< largest |error|
   std::string worst_at;     ///< "data set at N B"
+  /// Sizes predicted within kTargetError: a median can sit on a cliff (half the rows at 5%, the
+  /// other half at 30%), and this says how many rows the median speaks for.
+  std::size_t within_target = 0;
 };
+
+/// issue 15's accuracy target, a 10% time error, against which validate counts each group's rows.
+inline constexpr double kTargetError = 0.10;
 
 /// One group per (sample, scope, family, regime) that has rows, in that order.
 std::vector<ErrorGroup> summarize(const std::vector<ErrorRow>& rows);

@@ -35,16 +35,16 @@ std::string scope_name(bool multi_node) { return multi_node ? "multi-node" : "si
 json group_json(const ErrorGroup& g) {
   return {{"sample", sample_name(g.in_sample)}, {"scope", scope_name(g.multi_node)}, {"gpu", g.family},
           {"regime", calibration::regime_name(g.regime)}, {"sizes", g.sizes}, {"median_error", g.median_error},
-          {"worst_error", g.worst_error}, {"worst_at", g.worst_at}};
+          {"worst_error", g.worst_error}, {"worst_at", g.worst_at}, {"within_10_percent", g.within_target}};
 }
 
 void print_groups(std::ostream& out, const std::vector<ErrorGroup>& groups, const char* in_label, const char* out_label) {
-  fmt::print(out, "{:<15} {:<12} {:<6} {:<16} {:>5} {:>7} {:>7}  {}\n", "sample", "nodes", "GPU", "regime", "sizes", "median", "worst",
-             "worst at");
+  fmt::print(out, "{:<15} {:<12} {:<6} {:<16} {:>5} {:>7} {:>7} {:>8}  {}\n", "sample", "nodes", "GPU", "regime", "sizes", "median", "worst",
+             "<= 10%", "worst at");
   for (const auto& g : groups)
-    fmt::print(out, "{:<15} {:<12} {:<6} {:<16} {:>5} {:>6.1f}% {:>6.1f}%  {}\n", g.in_sample ? in_label : out_label,
+    fmt::print(out, "{:<15} {:<12} {:<6} {:<16} {:>5} {:>6.1f}% {:>6.1f}% {:>8}  {}\n", g.in_sample ? in_label : out_label,
                scope_name(g.multi_node), g.family, calibration::regime_name(g.regime), g.sizes, 100 * g.median_error,
-               100 * g.worst_error, g.worst_at);
+               100 * g.worst_error, fmt::format("{}/{}", g.within_target, g.sizes), g.worst_at);
 }
 
 /// The out-of-sample median of one regime over every GPU family and scope.

@@ -102,6 +102,13 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 25, 0.191, 0.443},
                 {"out-of-sample", "multi-node", "H100", "mid", 27, 0.093, 0.478},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.064, 0.256}});
+  // How many rows each multi-node median speaks for: sizes within issue 15's 10% target.
+  for (const auto& g : doc["summary"])
+    if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node") {
+      INFO(g.dump());
+      const std::map<std::string, int> within = {{"latency-bound", 8}, {"mid", 14}, {"bandwidth-bound", 30}};
+      CHECK(g["within_10_percent"].get<int>() >= within.at(g["regime"].get<std::string>()));
+    }
   // Every family together (README: 3.4% and 19.0%).
   CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.034 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.190 + kErrorMargin);

@@ -74,7 +74,9 @@ TEST_CASE("errors are grouped by sample, scope, GPU family and size regime", "[p
   CHECK(groups[0].median_error == Approx(0.20));
   CHECK(groups[0].worst_error == Approx(0.30));
   CHECK(groups[0].worst_at == "a at 16 B");
+  CHECK(groups[0].within_target == 1);  // 10% is within the 10% target; 20% and 30% are not
   CHECK(groups[1].in_sample);
+  CHECK(groups[1].within_target == 1);
   CHECK(groups[1].regime == Regime::kBandwidth);
 }
 
