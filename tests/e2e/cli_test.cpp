@@ -208,3 +208,21 @@ TEST_CASE("validate: a bound on an out-of-sample median that is exceeded fails t
   CHECK(passed.exit_code == 0);
   CHECK_THAT(passed.out, Catch::Contains("(bound 10.00%): passed"));
 }
+
+TEST_CASE("validate: a row whose out-of-place and in-place timings are over 15% apart is shown with both and not counted", "[cli][validate]") {
+  // The held-out 2-GPU ring set, its 256 MiB row given an in-place time twice its own (a stall in one of the two).
+  std::ifstream in(source_path("tests/errors/bandwidth_only_measurements.json"));
+  json doc = json::parse(in);
+  doc["collective_datasets"][0]["rows"][0]["inplace_time_us"] = 1786.70;
+  const std::string measurements = fabsim::testing::write_temp("timings_apart.json", doc.dump());
+  const auto text = run_fabsim("validate --measurements " + measurements);
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("(not counted: out of place 893.35 us, in place 1786.70 us: 100% apart)"));
+  CHECK_THAT(text.out, Catch::Contains("are not counted (1 here, marked above)"));
+  const auto report = json::parse(run_fabsim("validate --json --measurements " + measurements).out);
+  REQUIRE(report["left_out_rows"].size() == 1);
+  CHECK(report["left_out_rows"][0]["bytes"] == 268435456);
+  REQUIRE(report["summary"].size() == 1);
+  CHECK(report["summary"][0]["sizes"] == 5);  // of 6
+  CHECK(report["datasets"][0]["rows"][0]["counted"] == false);
+}
