@@ -22,6 +22,13 @@ bool names(const std::string& text, const char* word) { return text.find(word) !
 }  // namespace
 
 StockSystem multi_node_stock_topology(const std::string& description, int nodes) {
+  // GB200 NVL72 racks (one NVLink domain each, a "node" to NCCL's MNNVL) on InfiniBand: the two
+  // stock cluster files, 2 racks on one rail tier and 20 on a three-tier fat tree.
+  if (names(description, "NVL72") && names(description, "GB200")) {
+    if (nodes == 2) return {"gb200-nvl72-2rack.json", "b200"};
+    if (nodes == 20) return {"gb200-nvl72-20rack.json", "b200"};
+    return {};
+  }
   // GCP A3 Mega: 8 H100 and 8 GPUDirect-TCPXO NICs per VM.
   if (nodes == 2 && names(description, "A3 Mega")) return {"gcp-a3mega-2node.json", "h100-sxm"};
   // GCP A3 Ultra: 8 H200 and 8 ConnectX-7 RoCE NICs per VM.

@@ -185,11 +185,19 @@ void choose_extrapolation(SimulationRequest& request, const topo::TopologySpec& 
   // dearer than its estimate: there, and for point-to-point operations, it is
   // --model auto's choice.
   const auto domains = topo::nvlink_domains(spec);
-  const std::size_t ranks = request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus);
-  const bool across_domains = std::any_of(domains.domain_of_gpu.begin(), domains.domain_of_gpu.begin() + static_cast<std::ptrdiff_t>(
-                                                                            std::min(ranks, domains.domain_of_gpu.size())),
-                                          [&](int d) { return d != domains.domain_of_gpu.front(); });
-  if (!across_domains || point_to_point) {  // point to point: nothing to extrapolate
+  const std::size_t ranks = std::min(request.test.gpus == 0 ? spec.gpus.size() : static_cast<std::size_t>(request.test.gpus),
+                                     domains.domain_of_gpu.size());
+  const auto used = domains.domain_of_gpu.begin() + static_cast<std::ptrdiff_t>(ranks);
+  const bool across_domains = std::any_of(domains.domain_of_gpu.begin(), used, [&](int d) { return d != domains.domain_of_gpu.front(); });
+  // Racks of NVL72 cost the same across domains: two racks' 64 MiB all-reduce
+  // ran 8.1e6 events in 44 s and 0.76 GB (0.18 M events/s, a sixteenth of the
+  // stock sweeps' rate), so probes estimated at 1.4e8 events would take 13 minutes.
+  const bool rack_scale = std::any_of(domains.domain_of_gpu.begin(), used, [&](int d) {
+    return static_cast<std::size_t>(std::count(domains.domain_of_gpu.begin(), used, d)) > kLargestBoardGpus;
+  });
+  if (!across_domains || point_to_point || rack_scale) {  // point to point: nothing to extrapolate
+    if (rack_scale && across_domains && !point_to_point)
+      fmt::print(err, "fabsim: --extrapolate-above auto: NVLink domains of more than {} GPUs (racks): --model auto's choice\n", kLargestBoardGpus);
     request.flow_level = auto_chooses_flow(whole, err);
     return;
   }

@@ -3,6 +3,7 @@
 /// that a run that cannot finish in reasonable time or memory is refused at
 /// once with its estimate and the advice (the flow level, larger segments).
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -43,8 +44,11 @@ inline constexpr double kAutoSegmentEvents = 3e7;
 /// chunk sizes stop changing with the size well below it on the stock
 /// fabrics; the probes' own line check says where they do not).
 inline constexpr core::Bytes kAutoExtrapolateAbove = 256ull << 20;
-/// `--extrapolate-above auto`: inside one NVLink domain, and for point-to-point
-/// operations, --model auto's choice.
+/// The most GPUs one NVLink baseboard holds (HGX/DGX: 8). NVLink domains above
+/// it are racks (NVL72), whose segment level runs far slower per event.
+inline constexpr std::size_t kLargestBoardGpus = 8;
+/// `--extrapolate-above auto`: inside one NVLink domain, across rack-scale
+/// domains, and for point-to-point operations, --model auto's choice.
 /// Across domains: every row at segment level where the sweep fits
 /// the auto budget; else, above kAutoExtrapolateAbove, rows extrapolated from
 /// segment-level probes where the rest fits kMaxSegmentEvents; else the flow

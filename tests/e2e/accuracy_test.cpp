@@ -87,7 +87,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, NVL72 21.5%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 19.1% / 9.3% / 6.4%)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 19.1% / 9.3% / 6.4%, 2 and 20 NVL72 racks 48.5%)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -101,16 +101,18 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 // Rows whose two timings are over 15% apart are not counted (5 latency-bound, 5 mid).
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 25, 0.191, 0.443},
                 {"out-of-sample", "multi-node", "H100", "mid", 27, 0.093, 0.478},
-                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.064, 0.256}});
+                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 42, 0.064, 0.256},
+                // CoreWeave's 2- and 20-rack NVL72 sweeps: NCCL ran a ring (by the fixed cost), fabsim NVLSTree.
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.485, 0.800}});
   // How many rows each multi-node median speaks for: sizes within issue 15's 10% target.
   for (const auto& g : doc["summary"])
-    if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node") {
+    if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node" && g["gpu"] == "H100") {
       INFO(g.dump());
       const std::map<std::string, int> within = {{"latency-bound", 8}, {"mid", 14}, {"bandwidth-bound", 30}};
       CHECK(g["within_10_percent"].get<int>() >= within.at(g["regime"].get<std::string>()));
     }
-  // Every family together (README: 3.4% and 19.0%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.034 + kErrorMargin);
+  // Every family together (README: 5.8% and 19.0%; 3.4% bandwidth-bound without the NVL72 racks).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.058 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.190 + kErrorMargin);
   // The rows left out, each with both of its timings: 14 of the file's 244 rows that have two.
   CHECK(doc["left_out_rows"].size() == 14);
@@ -158,7 +160,9 @@ TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, lar
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
-                {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.215, 0.354}});
+                {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.215, 0.354},
+                // Racks of NVL72: --model auto's choice (the flow level), as without --extrapolate.
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.485, 0.800}});
   for (const auto& ds : doc["datasets"]) {
     const std::string id = ds["id"];
     if (id != "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309" && id != "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309") continue;

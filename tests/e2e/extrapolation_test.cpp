@@ -87,3 +87,13 @@ TEST_CASE("nccl-test --extrapolate-above auto: inside one node --model auto's ch
   CHECK_FALSE(pair["meta"].contains("extrapolated_above_bytes"));
   for (const auto& row : pair["rows"]) CHECK_FALSE(row.contains("extrapolated"));
 }
+
+TEST_CASE("nccl-test --extrapolate-above auto: across racks of NVL72, --model auto's choice (the flow level here), and it says why",
+          "[e2e][extrapolate]") {
+  // Two racks' probes would cost about 1.4e8 events at a sixteenth of the usual rate: minutes, not seconds.
+  const json out = run_json("nccl-test --topology " + source_path("topologies/gb200-nvl72-2rack.json") + " -b 512M -e 1G --extrapolate-above auto");
+  CHECK(out["meta"]["model"] == "flow");
+  CHECK_FALSE(out["meta"].contains("extrapolated_above_bytes"));
+  REQUIRE(out["rows"].size() == 2);
+  for (const auto& row : out["rows"]) CHECK_FALSE(row.contains("extrapolated"));
+}

@@ -123,6 +123,12 @@ TEST_CASE("a measured multi-node system maps to the stock file of its cloud mach
   CHECK(ultra.gpu_model == "h200-sxm");
   CHECK(multi_node_stock_topology("H200 4x GCP A3 Ultra", 4).topology.empty());  // the stock file has two VMs
   CHECK(multi_node_stock_topology("B200 4x AWS p6-b200.48xlarge", 4).topology.empty());
+  // GB200 NVL72 racks: a rack is a node (MNNVL); the stock clusters have 2 and 20 racks.
+  const auto racks = multi_node_stock_topology("GB200 2 GB200 NVL72 racks on InfiniBand", 2);
+  CHECK(racks.topology == "gb200-nvl72-2rack.json");
+  CHECK(racks.gpu_model == "b200");
+  CHECK(multi_node_stock_topology("GB200 20 GB200 NVL72 racks on InfiniBand", 20).topology == "gb200-nvl72-20rack.json");
+  CHECK(multi_node_stock_topology("GB200 4 GB200 NVL72 racks on InfiniBand", 4).topology.empty());
   // HGX H100 nodes on 400 Gb/s RoCE: the rail fabric's first nodes (64 share a leaf per rail).
   const auto roce = multi_node_stock_topology("H100 4x HGX H100 nodes, 8x 400 Gb/s RoCE NICs each", 4);
   CHECK(roce.topology == "roce-rail-2048.json");
