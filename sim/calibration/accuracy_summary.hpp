@@ -27,6 +27,7 @@ struct ErrorRow {
   bool in_sample = false;
   bool multi_node = false;
   std::string family;
+  int gpus_per_process = 0;  ///< nccl-tests -g of the run; 0 = not recorded
 };
 
 struct ErrorGroup {

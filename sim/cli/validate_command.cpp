@@ -15,6 +15,7 @@
 #include "sim/calibration/provenance.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/validate_figures.hpp"
+#include "sim/cli/validate_launch.hpp"
 #include "sim/cli/validate_plan.hpp"
 #include "sim/cli/validate_refit.hpp"
 #include "sim/core/error.hpp"
@@ -105,13 +106,14 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
     const bool in_sample = !fitted.empty();
     const bool multi_node = ds.value("nodes", 1) > 1;
     json entry = {{"id", plan.id}, {"gpus", ds["gpus"]}, {"collective", ds["collective"]}, {"algorithm", plan.algorithm},
-                  {"run", book.run_of(plan.id)}, {"nccl_tuner", plan.nccl_tuner}, {"sample", sample_name(in_sample)}, {"fitted_parameters", fitted}, {"rows", json::array()}};
+                  {"run", book.run_of(plan.id)}, {"nccl_tuner", plan.nccl_tuner},
+                  {"gpus_per_process", plan.gpus_per_process ? json(*plan.gpus_per_process) : json(nullptr)}, {"sample", sample_name(in_sample)}, {"fitted_parameters", fitted}, {"rows", json::array()}};
     if (!options.json) {
       fmt::print(out, "\n{} ({} GPUs, {}, measured: {})\n", plan.id, ds["gpus"].get<int>(), ds["collective"].get<std::string>(),
                  ds.contains("algorithm") && ds["algorithm"].is_string() ? ds["algorithm"].get<std::string>() : "not recorded");
       fmt::print(out, "run {}; {}\n", book.run_of(plan.id),
                  in_sample ? fmt::format("in-sample: fitted {}", fmt::join(fitted, ", ")) : "out-of-sample: no parameter was fitted on this run");
-      fmt::print(out, "NCCL tuner: {}\n", plan.nccl_tuner);
+      fmt::print(out, "NCCL tuner: {}; launch: {}\n", plan.nccl_tuner, launch_description(plan.gpus_per_process));
       fmt::print(out, "{:>12} {:>10} {:>10} {:>11} {:>11} {:>8}  {}\n", "bytes", "meas us", "pred us", "meas busbw", "pred busbw",
                  "error", "algorithm/protocol");
     }
@@ -127,7 +129,8 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       const bool first = apart.empty() && seen.insert(fmt::format("{}|{}|{}|{}|{}", book.run_of(plan.id), ds["collective"].get<std::string>(),
                                                  ds["gpus"].get<int>(), plan.algorithm, bytes))
                              .second;
-      if (first) counted.push_back({plan.id, bytes, error, in_sample, multi_node, calibration::gpu_family(ds.value("gpu", ""))});
+      if (first)
+        counted.push_back({plan.id, bytes, error, in_sample, multi_node, calibration::gpu_family(ds.value("gpu", "")), plan.gpus_per_process.value_or(0)});
       const double measured_busbw = r->contains("busbw_GBps") && (*r)["busbw_GBps"].is_number() ? (*r)["busbw_GBps"].get<double>() : 0.0;
       entry["rows"].push_back({{"bytes", bytes}, {"measured_us", measured_us}, {"predicted_us", p["time_us"]},
                                {"measured_busbw_GBps", measured_busbw}, {"predicted_busbw_GBps", p["busbw_GBps"]},
@@ -155,6 +158,12 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
   report["out_of_sample_pooled"] = json::object();  // every GPU family and scope together, per regime
   for (const auto regime : {calibration::Regime::kLatency, calibration::Regime::kMid, calibration::Regime::kBandwidth})
     if (const auto m = out_of_sample_median(counted, regime)) report["out_of_sample_pooled"][calibration::regime_name(regime)] = *m;
+  const auto launches = latency_by_launch(counted);
+  report["latency_by_launch"] = json::array();
+  for (const auto& g : launches)
+    report["latency_by_launch"].push_back({{"sample", sample_name(g.in_sample)},
+                                           {"gpus_per_process", g.gpus_per_process ? json(*g.gpus_per_process) : json(nullptr)},
+                                           {"sizes", g.sizes}, {"median_error", g.median_error}});
   report["unknown_fitted_on"] = book.unknown_ids();
   report["marks"] = json::object();  // every data set: the parameters fitted on its run ([] = not used by the model)
   for (const auto& [id, params] : book.marks()) report["marks"][id] = params;
@@ -210,6 +219,10 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
              "and in-place timings are over {:.0f}% apart are not counted ({} here, marked above).\n",
              100 * calibration::kTimingDisagreementLimit, report["left_out_rows"].size());
   print_groups(out, groups, "in-sample", "out-of-sample");
+  fmt::print(out, "latency-bound sizes by launch (nccl-tests -g; the per-call costs were fitted on the in-sample rows):\n");
+  for (const auto& g : launches)
+    fmt::print(out, "  {:<15} {:<46} median {:>5.1f}% over {} size{}\n", sample_name(g.in_sample), launch_description(g.gpus_per_process),
+               100 * g.median_error, g.sizes, g.sizes == 1 ? "" : "s");
   print_reported_figures_summary(out, report["reported_figures_summary"]);
   if (options.refit) {
     fmt::print(out, "\nleave one run out (--refit): each in-sample run predicted with the parameters it fixed refitted without it\n");

@@ -1,4 +1,5 @@
 #include "sim/cli/validate_plan.hpp"
+#include "sim/cli/validate_launch.hpp"
 
 #include <fmt/format.h>
 
@@ -144,6 +145,7 @@ std::vector<DatasetPlan> plan_datasets(const json& doc, const ValidateOptions& o
     }
     plan.algorithm = algorithm_for(ds);
     plan.nccl_version = nccl_version_for(ds, plan.nccl_tuner);
+    plan.gpus_per_process = gpus_per_process(ds, options.measurements, at);
     plans.push_back(std::move(plan));
   }
   return plans;

@@ -27,6 +27,7 @@ struct DatasetPlan {
   /// read; its choice of algorithm follows that release's constants.
   std::optional<traces::NcclVersion> nccl_version;
   std::string nccl_tuner;  ///< traces::nccl_tuner_description, and why the data set's version was not used, if so
+  std::optional<int> gpus_per_process;  ///< nccl-tests -g of the run, where the data set records it
   std::vector<const nlohmann::json*> rows;  ///< rows with a byte count > 0 and a time
   std::vector<std::string> choices;         ///< per row: its nccl_choice ("tree/LL128"), "" without one
 };

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <utility>
 #include <tuple>
 
 #include "test_support.hpp"
@@ -111,6 +112,17 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
       const std::map<std::string, int> within = {{"latency-bound", 8}, {"mid", 14}, {"bandwidth-bound", 30}};
       CHECK(g["within_10_percent"].get<int>() >= within.at(g["regime"].get<std::string>()));
     }
+  // The latency-bound rows by launch: the per-call costs were fitted on one process driving 4 GPUs
+  // (nccl-tests -g 4); every held-out latency-bound row across nodes ran one process per GPU.
+  std::map<std::pair<std::string, int>, json> launches;
+  for (const auto& g : doc["latency_by_launch"]) launches[{g["sample"], g["gpus_per_process"].is_null() ? 0 : g["gpus_per_process"].get<int>()}] = g;
+  REQUIRE(launches.count({"in-sample", 4}) == 1);
+  CHECK(launches[{"in-sample", 4}]["sizes"] == 38);
+  CHECK(launches[{"in-sample", 4}]["median_error"].get<double>() <= 0.007 + kErrorMargin);
+  REQUIRE(launches.count({"out-of-sample", 1}) == 1);
+  CHECK(launches[{"out-of-sample", 1}]["sizes"] == 25);
+  CHECK(launches[{"out-of-sample", 1}]["median_error"].get<double>() <= 0.191 + kErrorMargin);
+  CHECK(launches[{"out-of-sample", 8}]["sizes"] == 1);
   // Every family together (README: 5.8% and 19.0%; 3.4% bandwidth-bound without the NVL72 racks).
   CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.058 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.190 + kErrorMargin);

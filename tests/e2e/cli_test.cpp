@@ -226,3 +226,21 @@ TEST_CASE("validate: a row whose out-of-place and in-place timings are over 15% 
   CHECK(report["summary"][0]["sizes"] == 5);  // of 6
   CHECK(report["datasets"][0]["rows"][0]["counted"] == false);
 }
+
+TEST_CASE("validate: each run says how it was launched (nccl-tests -g), and a launch that is not a GPU count is refused with exit 2",
+          "[cli][validate]") {
+  std::ifstream in(source_path("tests/errors/bandwidth_only_measurements.json"));
+  json doc = json::parse(in);
+  doc["collective_datasets"][0]["gpus_per_process"] = 2;
+  const std::string measurements = fabsim::testing::write_temp("launched.json", doc.dump());
+  const auto text = run_fabsim("validate --measurements " + measurements);
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("; launch: one process drives 2 GPUs (nccl-tests -g 2)"));
+  CHECK_THAT(text.out, Catch::Contains("latency-bound sizes by launch (nccl-tests -g;"));
+  const auto report = json::parse(run_fabsim("validate --json --measurements " + measurements).out);
+  CHECK(report["datasets"][0]["gpus_per_process"] == 2);
+  CHECK(report["latency_by_launch"].empty());  // no latency-bound rows in this set
+  doc["collective_datasets"][0]["gpus_per_process"] = "all";
+  const auto refused = run_fabsim("validate --measurements " + fabsim::testing::write_temp("launched_badly.json", doc.dump()));
+  CHECK(refused.exit_code == 2);
+}
