@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "topologies/nvlink_domains.hpp"
@@ -192,9 +193,9 @@ void choose_extrapolation(SimulationRequest& request, const topo::TopologySpec& 
   // Racks of NVL72 cost the same across domains: two racks' 64 MiB all-reduce
   // ran 8.1e6 events in 44 s and 0.76 GB (0.18 M events/s, a sixteenth of the
   // stock sweeps' rate), so probes estimated at 1.4e8 events would take 13 minutes.
-  const bool rack_scale = std::any_of(domains.domain_of_gpu.begin(), used, [&](int d) {
-    return static_cast<std::size_t>(std::count(domains.domain_of_gpu.begin(), used, d)) > kLargestBoardGpus;
-  });
+  std::vector<std::size_t> domain_size(static_cast<std::size_t>(domains.count), 0);  // one pass: a 98k-GPU fabric has 12k domains
+  for (auto it = domains.domain_of_gpu.begin(); it != used; ++it) ++domain_size[static_cast<std::size_t>(*it)];
+  const bool rack_scale = std::any_of(domain_size.begin(), domain_size.end(), [](std::size_t n) { return n > kLargestBoardGpus; });
   if (!across_domains || point_to_point || rack_scale) {  // point to point: nothing to extrapolate
     if (rack_scale && across_domains && !point_to_point)
       fmt::print(err, "fabsim: --extrapolate-above auto: NVLink domains of more than {} GPUs (racks): --model auto's choice\n", kLargestBoardGpus);
