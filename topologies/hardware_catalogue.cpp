@@ -199,6 +199,10 @@ ProtocolParams read_protocol(JsonObject& o, std::vector<ParamSource>& sources) {
   m.channel_threshold = static_cast<Bytes>(p.quantity("channel_threshold", QuantityKind::kBytes).value_or(64));
   if (o.has("channel_cap"))
     m.channel_cap = Bandwidth{p.quantity("channel_cap", QuantityKind::kBandwidth).value_or(0)};
+  if (const auto rate = p.quantity("net_staging_rate", QuantityKind::kBandwidth, false)) {
+    if (*rate > 0) m.net_staging_rate = Bandwidth{*rate};
+    else o.diagnostics().error(o.path_of("net_staging_rate"), fmt::format("expected a rate > 0, found {}", *rate));
+  }
   m.tuner_base_latency = to_ps(p.quantity("tuner_base_latency", QuantityKind::kTime));
   m.tuner_hop_latency = to_ps(p.quantity("tuner_hop_latency", QuantityKind::kTime));
   if (m.payload_efficiency <= 0 || m.payload_efficiency > 1)
@@ -221,6 +225,8 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
   m.link_ports = static_cast<int>(p.integer("link_ports", 0).value_or(0));
   m.pcie_ports = static_cast<int>(p.integer("pcie_ports", 0).value_or(1));
   m.launch_overhead = to_ps(p.quantity("launch_overhead", QuantityKind::kTime));
+  if (o.has("launch_overhead_one_gpu_per_process"))
+    m.launch_overhead_one_gpu_per_process = to_ps(p.quantity("launch_overhead_one_gpu_per_process", QuantityKind::kTime));
   m.reduce_overhead = to_ps(p.quantity("reduce_overhead", QuantityKind::kTime));
   m.ring_channels = static_cast<int>(p.integer("ring_channels", 1, core::kMaxChannels).value_or(1));
   if (o.has("channel_drift_unit")) {

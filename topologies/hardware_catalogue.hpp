@@ -112,6 +112,9 @@ struct ProtocolParams {
   int threads = 512;                ///< threads per channel, for the per-call channel count
   Bytes channel_threshold = 64;     ///< bytes per thread below which NCCL drops a channel
   std::optional<Bandwidth> channel_cap;  ///< per-channel (one SM) throughput limit
+  /// Per channel, how fast an SM writes a network step where the proxy sends
+  /// it from, when that is host memory (LL's send buffers); none: not modelled.
+  std::optional<Bandwidth> net_staging_rate;
   // NCCL tuner inputs (tuning.cc), used only to choose the protocol.
   TimePs tuner_base_latency = 0;
   TimePs tuner_hop_latency = 0;
@@ -156,6 +159,10 @@ struct GpuModel {
   int link_ports = 0;           ///< NVLink ports
   int pcie_ports = 1;           ///< host interface (PCIe) ports
   TimePs launch_overhead = 0;  ///< host enqueue + kernel launch seen between back-to-back collectives
+  /// The same where each process drives one GPU (nccl-tests -g 1, MPI and
+  /// torchrun jobs): launch_overhead was fitted on one thread launching 4 GPUs
+  /// one after another. Absent: launch_overhead for every launch.
+  std::optional<TimePs> launch_overhead_one_gpu_per_process;
   /// Extra base latency of a collective whose GPUs reduce (all_reduce, reduce_scatter,
   /// reduce; not NVLS, where the switch reduces): once per call, like
   /// NCCL's per-collective base latency, not per step (nccl-model.md §4).

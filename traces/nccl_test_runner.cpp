@@ -45,6 +45,10 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
   const int available = static_cast<int>(spec.gpus.size());
   if (config.gpus < 0 || config.gpus > available)
     diag.error(at("gpus", "-g"), fmt::format("asked for {} GPUs but {} has {}", config.gpus, spec.file, available));
+  const int ranks = config.gpus == 0 ? available : config.gpus;
+  if (config.gpus_per_process && (*config.gpus_per_process < 1 || *config.gpus_per_process > ranks))
+    diag.error(at("gpus_per_process", "--gpus-per-process"),
+               fmt::format("expected 1 to the run's {} GPUs per process, found {}", ranks, *config.gpus_per_process));
   if (config.min_bytes > config.max_bytes)
     diag.error(at("min_bytes", "-b"), fmt::format("minimum size {} is larger than the maximum {}", config.min_bytes, config.max_bytes));
   if (!(config.factor > 1.0) && config.min_bytes != config.max_bytes)
@@ -256,6 +260,7 @@ class SweepDriver {
     NcclTestRow row;
     row.bytes = collective_bytes(job.size, row.count);
     PlannedCall call = planner_.plan(call_for(row.bytes, job.forced));
+    call.launch_overhead = launch_base(call.launch_overhead);
     auto& plan = call.plan;
     auto& params = call.params;
     row.channels = plan.channels;
@@ -323,6 +328,15 @@ class SweepDriver {
     }
   }
 
+  // A process per GPU launches one kernel per call; one thread driving several
+  // GPUs launches them one after another (GpuModel::launch_overhead_one_gpu_per_process).
+  core::TimePs launch_base(core::TimePs planned) const {
+    if (config_.gpus_per_process != 1) return planned;
+    const auto& gpu = fabric_.spec().gpu_model(gpu_of_rank_.front());
+    if (!gpu.launch_overhead_one_gpu_per_process) return planned;
+    return planned - gpu.launch_overhead + *gpu.launch_overhead_one_gpu_per_process;
+  }
+
   topo::FabricBackend& fabric_;
   NcclTestConfig config_;
   core::ProgressLine* progress_;
@@ -344,6 +358,16 @@ class SweepDriver {
 NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress) {
   SweepDriver driver(fabric, config, progress);
   return driver.run();
+}
+
+std::string launch_description(const NcclTestConfig& config, const topo::GpuModel& gpu) {
+  const std::string fitted = fmt::format("gpus/{}/launch_overhead, fitted on one thread driving 4 GPUs", gpu.name);
+  if (!config.gpus_per_process) return "not given (--gpus-per-process): " + fitted;
+  if (*config.gpus_per_process > 1)
+    return fmt::format("one process drives {} GPUs (--gpus-per-process {}): {}", *config.gpus_per_process, *config.gpus_per_process, fitted);
+  if (!gpu.launch_overhead_one_gpu_per_process)
+    return fmt::format("one process per GPU (--gpus-per-process 1): {} (the catalogue has no launch_overhead_one_gpu_per_process)", fitted);
+  return fmt::format("one process per GPU (--gpus-per-process 1): gpus/{}/launch_overhead_one_gpu_per_process", gpu.name);
 }
 
 }  // namespace fabsim::traces

@@ -29,6 +29,10 @@ struct NcclTestConfig {
   std::optional<int> channels;             ///< forced channel count, else NCCL's
   core::Bytes element_size = 4;            ///< float, as nccl-tests' default -d float
   std::optional<NcclVersion> nccl_version; ///< whose tuner chooses (NCCL_ALGO/PROTO aside); else the newest fabsim has read
+  /// nccl-tests' own -g: GPUs one process (one thread) drives. 1 takes the GPU
+  /// model's launch_overhead_one_gpu_per_process where the catalogue has it;
+  /// more, or none given, its launch_overhead (fitted on one thread driving 4 GPUs).
+  std::optional<int> gpus_per_process;
   /// Rows above this size are not simulated: each is extrapolated along the
   /// line through runs at this size and its half with the row's algorithm,
   /// protocol and channels (a quarter checks the line). 0: every row simulated.
@@ -70,6 +74,11 @@ std::vector<core::Bytes> nccl_test_sizes(const NcclTestConfig& config);
 /// Checks the config against the topology; throws core::ConfigError naming
 /// `origin` (a file or "command line") for anything impossible.
 void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& spec, const std::string& origin);
+
+/// How `config` launches its calls on `gpu`, and the catalogue parameter that
+/// prices each call's launch: "one process per GPU (--gpus-per-process 1):
+/// gpus/h100-sxm/launch_overhead_one_gpu_per_process", and so on.
+std::string launch_description(const NcclTestConfig& config, const topo::GpuModel& gpu);
 
 /// Runs the sweep; the fabric must be freshly elaborated (sc_start not yet called).
 /// `progress`, where given, is redrawn as the sweep goes (sizes done of total).

@@ -38,6 +38,7 @@ struct NcclTestFlags {
   std::vector<std::string> faults;
   double factor = 2.0;
   int gpus = -1;  ///< -1: not given (all GPUs)
+  int gpus_per_process = -1;  ///< -1: not given
   int root = 0;
   bool links = false;
 };
@@ -101,6 +102,11 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
     if (const auto problem = traces::nccl_version_problem(f.nccl_version)) diag.error("--nccl-version", *problem);
     else r.test.nccl_version = traces::parse_nccl_version(f.nccl_version);
   }
+  if (f.gpus_per_process != -1) {
+    if (f.gpus_per_process < 1 || f.gpus_per_process > core::kMaxGpus)
+      diag.error("--gpus-per-process", fmt::format("expected 1 to {} GPUs per process, found {}", core::kMaxGpus, f.gpus_per_process));
+    else r.test.gpus_per_process = f.gpus_per_process;
+  }
   if (f.channels != "auto") {
     const auto c = core::parse_size_flag(f.channels);
     if (!c || *c < 1 || *c > 64) {
@@ -146,6 +152,9 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--channels", flags->channels, "Channel count or auto")->capture_default_str();
   cmd->add_option("--nccl-version", flags->nccl_version,
                   "Choose algorithms with this NCCL release's tuner constants, e.g. 2.26.2 (default: the newest fabsim has read)");
+  cmd->add_option("--gpus-per-process", flags->gpus_per_process,
+                  "nccl-tests' own -g: GPUs one process drives. 1 (MPI, torchrun) takes the per-call base fitted on one process "
+                  "per GPU; more, or not given, the base fitted on one thread driving 4 GPUs");
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob)")->capture_default_str();
   cmd->add_option("--model", flags->model,

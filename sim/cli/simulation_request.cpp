@@ -57,6 +57,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   run.model = request.flow_level ? "flow" : "segment";
   run.extrapolate_above = request.flow_level ? 0 : request.test.extrapolate_above;
   run.nccl_tuner = traces::nccl_tuner_description(request.test.nccl_version);
+  run.launch = traces::launch_description(request.test, spec.gpu_model(ranks.front()));
   run.kernel_events = result.timer_events + fabric.backend_events();
   run.provenance = {request.command_line, spec.catalogue.file, request.calibration_path};
   run.faults = request.faults.faults;
@@ -132,6 +133,7 @@ SimulationRequest load_scenario(const std::string& path) {
     request.test.factor = o.number("factor", false).value_or(2.0);
     request.test.gpus = static_cast<int>(o.integer("gpus", false, 1, core::kMaxGpus).value_or(0));
     request.test.root = static_cast<int>(o.integer("root", false, 0, core::kMaxGpus).value_or(0));
+    if (const auto g = o.integer("gpus_per_process", false, 1, core::kMaxGpus)) request.test.gpus_per_process = static_cast<int>(*g);
     if (const auto algo = o.string("algo", false)) request.test.algorithm = *algo;
     if (const auto proto = o.string("proto", false); proto && *proto != "auto") {
       if (auto p = traces::parse_protocol(*proto)) {

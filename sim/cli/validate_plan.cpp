@@ -171,6 +171,7 @@ std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const Val
     args.insert(args.end(), algo.begin(), algo.end());
     if (!calibration.empty()) args.insert(args.end(), {"--calibration", calibration});
     if (plan.nccl_version) args.insert(args.end(), {"--nccl-version", traces::nccl_version_name(*plan.nccl_version)});
+    if (plan.gpus_per_process) args.insert(args.end(), {"--gpus-per-process", std::to_string(*plan.gpus_per_process)});
     const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
     for (const auto& row : predicted["rows"])
       if (calibration::run_covers(run, sizes, row["bytes"].get<std::uint64_t>())) by_bytes[row["bytes"].get<std::uint64_t>()] = row;

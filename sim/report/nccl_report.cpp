@@ -27,6 +27,7 @@ void write_table(std::ostream& out, const RunDescription& run, const traces::Ncc
   const char* redop = run.reduces ? "sum" : "none";
   fmt::print(out, "# fabsim nccl-test: {} on {} ({} GPUs), float, {}\n", run.op, run.topology_name, run.gpus, redop);
   fmt::print(out, "# NCCL tuner: {}\n", run.nccl_tuner);
+  if (!run.launch.empty()) fmt::print(out, "# launch: {}\n", run.launch);
   fmt::print(out, "#\n");
   fmt::print(out, "# {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>9}  {:>8}  {:>8}\n", "size", "count",
              "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol", "channels");
@@ -152,6 +153,7 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
                        {"segment_size_bytes", run.segment_size},
                        {"model", run.model},
                        {"nccl_tuner", run.nccl_tuner},
+                       {"launch", run.launch},
                        {"simulated_us", round_to(core::to_us(result.simulated), 3)},
                        {"segments", result.segments},
                        {"kernel_events", run.kernel_events},

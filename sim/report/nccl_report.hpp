@@ -29,6 +29,7 @@ struct RunDescription {
   std::string model = "segment";  ///< "segment" or "flow"
   core::Bytes extrapolate_above = 0;  ///< rows above it extrapolated (traces::NcclTestConfig); 0: none
   std::string nccl_tuner;         ///< whose tuner constants chose (traces::nccl_tuner_description)
+  std::string launch;             ///< how the calls are launched, and which per-call base that takes
   std::uint64_t kernel_events = 0;  ///< link deliveries + executor wake-ups
   RunProvenance provenance;         ///< JSON meta.provenance, CSV comment lines
   std::vector<topo::FaultSpec> faults;          ///< as asked (--fault, a scenario's "faults")

@@ -233,17 +233,24 @@ TEST_CASE("CollNet needs SHARP over the heads' leaves: one node, or a tree deepe
 
 namespace {
 
-/// A calibration profile setting `key` of the h100-sxm's `protocols` (by default LL and Simple) to 0.
-std::string zero_protocol_param(const std::string& key, const std::vector<std::string>& protocols = {"ll", "simple"}) {
-  const json zero = {{"value", "0 us"}, {"source", "test: no step cost"}};
+/// A calibration profile setting `key` of the h100-sxm's `protocols` to `value` (with its unit).
+std::string protocol_param_profile(const std::string& key, const std::string& value, const std::vector<std::string>& protocols) {
+  const json entry = {{"value", value}, {"source", "test"}};
   json patched = json::object();
-  std::string name = "no-" + key;
+  std::string name = key + "-" + value;
   for (const auto& protocol : protocols) {
-    patched[protocol] = {{key, zero}};
+    patched[protocol] = {{key, entry}};
     name += "-" + protocol;
   }
+  for (auto& c : name)
+    if (c == ' ' || c == '/') c = '-';
   const json doc = {{"format", "fabsim-calibration/1"}, {"catalogue_patch", {{"gpus", {{"h100-sxm", {{"protocols", patched}}}}}}}};
   return fabsim::testing::write_temp(name + ".json", doc.dump());
+}
+
+/// The same setting `key` (a time) to 0, by default for LL and Simple.
+std::string zero_protocol_param(const std::string& key, const std::vector<std::string>& protocols = {"ll", "simple"}) {
+  return protocol_param_profile(key, "0 us", protocols);
 }
 
 double time_us(const std::string& topology, const std::string& args) { return nccl_test(topology, args)["rows"][0]["time_us"].get<double>(); }
@@ -390,4 +397,53 @@ TEST_CASE("a tree's NVLink steps pay NCCL's Tree row (LL128 1.25 us, where a rin
     CHECK(time_us(topology, ring + " --calibration " + no_tree_steps) == Approx(time_us(topology, ring)).margin(0.001));
   }
   CHECK(saved[0] == Approx(saved[1]).margin(0.05));
+}
+
+TEST_CASE("an LL step into the network waits for its lines to be written to host memory at net_staging_rate, per channel",
+          "[multinode]") {
+  // NCCL keeps LL send buffers of network connections in host memory
+  // (src/transport/net.cc): each network step costs its wire bytes (data and
+  // flags, twice the data) over the rate. Two one-GPU nodes, one channel at
+  // 4 KiB: a ring all-reduce makes 2 network steps of 2 KiB (4 KiB on the
+  // wire), a tree 2 of 4 KiB (8 KiB); at 16 KiB the ring has 2 channels
+  // and the tree 4, each moving as much per step as one did at 4 KiB x 2 / 1.
+  const auto topology = one_gpu_nodes(2);
+  const auto none = protocol_param_profile("net_staging_rate", "1000 TB/s", {"ll"});
+  const auto slow = protocol_param_profile("net_staging_rate", "2 GB/s", {"ll"});
+  for (const auto& [algo, bytes, wire_per_step] :
+       {std::tuple{"ring", "4K", 4096.0}, std::tuple{"tree", "4K", 8192.0}, std::tuple{"ring", "16K", 8192.0}, std::tuple{"tree", "16K", 8192.0}}) {
+    const std::string args = std::string("--op all_reduce --proto LL --algo ") + algo + " -b " + bytes + " -e " + bytes;
+    const double without = time_us(topology, args + " --calibration " + none);
+    const double at_catalogue = time_us(topology, args);
+    const double at_slow = time_us(topology, args + " --calibration " + slow);
+    INFO(algo << " at " << bytes << ": " << without << " us unstaged, " << at_catalogue << " us at the catalogue's rate, " << at_slow << " at 2 GB/s");
+    CHECK(at_catalogue - without == Approx(2 * wire_per_step / 4.32e3).margin(0.01));  // 4.32 GB/s = 4.32e3 B/us
+    CHECK(at_slow - without == Approx(2 * wire_per_step / 2e3).margin(0.01));
+  }
+  // LL inside one node, and Simple across nodes, are not staged.
+  const std::string in_node = "-g 8 --op all_reduce --proto LL --algo ring -b 4K -e 4K";
+  CHECK(time_us(source_path("topologies/hgx-h100.json"), in_node + " --calibration " + slow) ==
+        Approx(time_us(source_path("topologies/hgx-h100.json"), in_node)).margin(0.001));
+  const std::string simple = "--op all_reduce --proto Simple --algo ring -b 4K -e 4K";
+  CHECK(time_us(topology, simple + " --calibration " + slow) == Approx(time_us(topology, simple)).margin(0.001));
+}
+
+TEST_CASE("nccl-test --gpus-per-process 1 takes the per-call base fitted on one process per GPU (4.62 us), other launches the -g 4 fit (14.88 us)",
+          "[multinode][launch]") {
+  const auto topology = source_path("topologies/hgx-h100-2node.json");
+  const std::string args = "-b 16 -e 16";
+  const json unsaid = nccl_test(topology, args);
+  const json one = nccl_test(topology, args + " --gpus-per-process 1");
+  const json eight = nccl_test(topology, args + " --gpus-per-process 8");
+  const double t_unsaid = unsaid["rows"][0]["time_us"].get<double>();
+  // The base is paid once per call, by every rank alike.
+  CHECK(t_unsaid - one["rows"][0]["time_us"].get<double>() == Approx(14.88 - 4.62).margin(0.01));
+  CHECK(eight["rows"][0]["time_us"].get<double>() == Approx(t_unsaid).margin(0.001));
+  CHECK(one["meta"]["launch"] == "one process per GPU (--gpus-per-process 1): gpus/h100-sxm/launch_overhead_one_gpu_per_process");
+  CHECK(eight["meta"]["launch"] == "one process drives 8 GPUs (--gpus-per-process 8): gpus/h100-sxm/launch_overhead, fitted on one thread driving 4 GPUs");
+  CHECK(unsaid["meta"]["launch"] == "not given (--gpus-per-process): gpus/h100-sxm/launch_overhead, fitted on one thread driving 4 GPUs");
+  for (const std::string bad : {"0", "17"}) {
+    const auto r = run_fabsim("nccl-test --topology " + topology + " " + args + " --gpus-per-process " + bad);
+    CHECK(r.exit_code == 2);  // 1 to the run's 16 GPUs
+  }
 }

@@ -216,6 +216,8 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   if (net_row == NetRow::kNvlsTree && gpu.nvls && gpu.nvls->net_step_latency) net_hardware = *gpu.nvls->net_step_latency;
   const core::TimePs net_step = net_hardware + plugin_latency_ * (net_protocol == topo::Protocol::kSimple ? 2 : 1);
   params.net_step_latency = static_cast<core::TimePs>(static_cast<double>(net_step) * net_step_share);
+  // The SM writes each network step where the proxy sends it from: host memory for LL.
+  params.net_staging_rate = net.net_staging_rate;
   params.domain_of_gpu = &domain_of_gpu_;
   if (flow_level && !plan.aggregated) plan = coalesce_for_flow(plan, !point_to_point);
   params.flow_level = plan.aggregated;

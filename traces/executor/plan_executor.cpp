@@ -11,12 +11,24 @@
 
 namespace fabsim::traces {
 
-core::TimePs step_sync(const ExecutionParams& params, int source, int destination) {
-  if (params.domain_of_gpu == nullptr || params.net_step_latency == 0) return params.step_latency;
+core::TimePs step_sync(const ExecutionParams& params, int source, int destination, core::Bytes step_wire) {
+  if (params.domain_of_gpu == nullptr || (params.net_step_latency == 0 && !params.net_staging_rate)) return params.step_latency;
   const auto& domain = *params.domain_of_gpu;
   const auto gpu = [&](int rank) { return static_cast<std::size_t>(params.gpu_of_rank[static_cast<std::size_t>(rank)]); };
-  return params.step_latency + (domain[gpu(source)] != domain[gpu(destination)] ? params.net_step_latency : 0);
+  if (domain[gpu(source)] == domain[gpu(destination)]) return params.step_latency;
+  const core::TimePs staging = params.net_staging_rate ? params.net_staging_rate->transfer_time(step_wire) : 0;
+  return params.step_latency + params.net_step_latency + staging;
 }
+
+namespace {
+
+/// Wire bytes of one of the transfer's steps on one of its channels.
+core::Bytes step_wire_bytes(const CollectivePlan& plan, const PlannedTransfer& t) {
+  const double wire = std::ceil(static_cast<double>(t.payload) / plan.efficiency_of(t));
+  return static_cast<core::Bytes>(wire / (std::max<std::uint32_t>(1, t.steps) * std::max<std::uint32_t>(1, t.lanes)));
+}
+
+}  // namespace
 
 PlanExecutor::PlanExecutor(models::Transport& transport, core::TimerQueue& timers, bool observe_transport)
     : transport_(transport), timers_(timers) {
@@ -51,7 +63,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     core::TimePs upstream = 0;
     if (pipelined)
       for (auto u : plan_.fill_after[i]) upstream = std::max(upstream, path_exposed_.at(static_cast<std::size_t>(u)));
-    path_exposed_[i] = upstream + step_sync(params_, t.source, t.destination) - params_.step_latency;
+    path_exposed_[i] = upstream + step_sync(params_, t.source, t.destination, step_wire_bytes(plan_, t)) - params_.step_latency;
   }
   // Simple's store-and-forward stages on each pipeline path (see
   // TransferRequest::chunk_fill_steps): the in-switch ones, where an SM's
@@ -167,7 +179,7 @@ void PlanExecutor::issue(std::int32_t id) {
       // overlaps the data step by step.
       request.fill_steps = tr.fill_steps;
       if (!chunk_fill_.empty()) request.chunk_fill_steps = chunk_fill_[static_cast<std::size_t>(id)];
-      request.step_sync = step_sync(params_, tr.source, tr.destination);
+      request.step_sync = step_sync(params_, tr.source, tr.destination, step_wire_bytes(plan_, tr));
       // A ring's steps each wait for the last one's data: every network step
       // is on its path. Elsewhere the proxy keeps a connection's chunks in
       // flight (as at segment level, where only the receipt waits for it):
@@ -211,7 +223,7 @@ void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
   // launch: see GpuModel::reduce_overhead.)
   // At flow level the fabric has charged every step's synchronisation already.
   const auto& t = plan_.transfers[local];
-  const core::TimePs posted = at + (params_.flow_level ? 0 : step_sync(params_, t.source, t.destination));
+  const core::TimePs posted = at + (params_.flow_level ? 0 : step_sync(params_, t.source, t.destination, step_wire_bytes(plan_, t)));
   timers_.schedule(posted, [this, local] {
     if (!state_[local].proxied)
       for (auto next : waits_on_sent_[local]) satisfy(next);

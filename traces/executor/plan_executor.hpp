@@ -33,6 +33,12 @@ struct ExecutionParams {
   /// NicModel::net_latency). `domain_of_gpu` (global GPU index -> NVLink
   /// domain) must outlive the run; none: no step is a network step.
   core::TimePs net_step_latency = 0;
+  /// A step into a network connection is posted once its SM has written the
+  /// whole step where the proxy sends from; with LL that buffer is in host
+  /// memory (NCCL src/transport/net.cc keeps LL send buffers there even with
+  /// GPUDirect RDMA), written at this rate per channel (GpuModel protocol
+  /// net_staging_rate). None: the write is part of the step latency.
+  std::optional<core::Bandwidth> net_staging_rate = std::nullopt;
   const std::vector<int>* domain_of_gpu = nullptr;
 };
 
@@ -43,8 +49,9 @@ struct ExecutionResult {
 };
 
 /// The synchronisation a step from `source` to `destination` rank costs: the
-/// protocol's step latency, plus the network step's extra between NVLink domains.
-core::TimePs step_sync(const ExecutionParams& params, int source, int destination);
+/// protocol's step latency, plus between NVLink domains the network step's
+/// extra and the staging of the step's `step_wire` bytes (one channel's).
+core::TimePs step_sync(const ExecutionParams& params, int source, int destination, core::Bytes step_wire);
 
 class PlanExecutor : public models::TransferCompletion {
  public:
