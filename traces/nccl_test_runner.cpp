@@ -117,6 +117,7 @@ class SweepDriver {
  public:
   SweepDriver(topo::FabricBackend& fabric, const NcclTestConfig& config, core::ProgressLine* progress)
       : fabric_(fabric), config_(config), progress_(progress), timers_("executor_timers"), executor_(fabric, timers_), planner_(fabric) {
+    planner_.set_one_gpu_per_process(config_.gpus_per_process == 1);
     ranks_ = config.gpus == 0 ? fabric.gpu_count() : config.gpus;
     gpu_of_rank_.resize(static_cast<std::size_t>(ranks_));
     std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
@@ -260,7 +261,6 @@ class SweepDriver {
     NcclTestRow row;
     row.bytes = collective_bytes(job.size, row.count);
     PlannedCall call = planner_.plan(call_for(row.bytes, job.forced));
-    call.launch_overhead = launch_base(call.launch_overhead);
     auto& plan = call.plan;
     auto& params = call.params;
     row.channels = plan.channels;
@@ -326,15 +326,6 @@ class SweepDriver {
           set.sizes[last], row.algorithm, row.protocol, row.channels, lo * kMiB, set.bytes[last - 2], set.bytes[last - 1], hi * kMiB,
           set.bytes[last - 1], set.bytes[last], 100 * (lo / hi - 1)));
     }
-  }
-
-  // A process per GPU launches one kernel per call; one thread driving several
-  // GPUs launches them one after another (GpuModel::launch_overhead_one_gpu_per_process).
-  core::TimePs launch_base(core::TimePs planned) const {
-    if (config_.gpus_per_process != 1) return planned;
-    const auto& gpu = fabric_.spec().gpu_model(gpu_of_rank_.front());
-    if (!gpu.launch_overhead_one_gpu_per_process) return planned;
-    return planned - gpu.launch_overhead + *gpu.launch_overhead_one_gpu_per_process;
   }
 
   topo::FabricBackend& fabric_;

@@ -43,13 +43,14 @@ double mean_duration(const json& doc, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("A lone all-reduce in a trace takes what nccl-test reports for that size", "[replay]") {
+TEST_CASE("A lone all-reduce in a trace takes what nccl-test reports for that size, launched one process per GPU", "[replay]") {
+  // A traced job runs a process per GPU (torchrun, MPI), nccl-tests' -g 1.
   for (const char* size : {"4096", "1048576", "67108864"}) {
     INFO(size);
     const auto trace = spmd_trace(std::string("lone-") + size + ".json", 8,
                                   std::string(R"([{"id": "ar", "type": "allreduce", "comm": "all", "bytes": )") + size + "}]");
     const auto replay = run_json("replay -t " + topology("hgx-h100") + " " + trace);
-    const auto test = run_json("nccl-test -t " + topology("hgx-h100") + " -b " + size + " -e " + size);
+    const auto test = run_json("nccl-test -t " + topology("hgx-h100") + " --gpus-per-process 1 -b " + size + " -e " + size);
     const double expected = test["rows"][0]["time_us"].get<double>();
     CHECK(mean_duration(replay, "ar") == Approx(expected).epsilon(1e-4));
     CHECK(replay["ops"][0]["algorithm"].get<std::string>().rfind(test["rows"][0]["algorithm"].get<std::string>(), 0) == 0);

@@ -100,7 +100,9 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
   const auto& gpu = fabric_.spec().gpu_model(call.gpus.front());
   const int ranks = static_cast<int>(call.gpus.size());
   PlannedCall out;
-  out.launch_overhead = gpu.launch_overhead;  // plus reduce_overhead below, for a reducing plan
+  // plus reduce_overhead below, for a reducing plan
+  out.launch_overhead = one_gpu_per_process_ && gpu.launch_overhead_one_gpu_per_process ? *gpu.launch_overhead_one_gpu_per_process
+                                                                                       : gpu.launch_overhead;
   auto& plan = out.plan;
   auto& params = out.params;
   params.gpu_of_rank = call.gpus;

@@ -47,6 +47,10 @@ class CollectivePlanner {
 
   /// Throws core::ConfigError when the fabric cannot run the call (NVLS without a SHARP switch).
   PlannedCall plan(const CollectiveCall& call);
+  /// Each process drives one GPU (nccl-tests -g 1, torchrun and MPI jobs): calls
+  /// take the GPU model's launch_overhead_one_gpu_per_process where it has one.
+  /// Off (the default): its launch_overhead, fitted on one thread driving 4 GPUs.
+  void set_one_gpu_per_process(bool on) { one_gpu_per_process_ = on; }
   /// The algorithm, protocol and channels `plan` would run `call` with (NCCL's
   /// choice or the forced ones), without building the plan; none for the
   /// calls NCCL runs point to point (send/recv, all-to-all, gather, scatter).
@@ -66,6 +70,7 @@ class CollectivePlanner {
   int nics_per_gpu_ = 0;             // NICs over GPUs, at least one where there are NICs
   core::TimePs plugin_latency_ = 0;  // NicModel::net_latency of the fabric's NICs
   core::TimePs call_latency_ = 0;    // NicModel::net_call_latency of the fabric's NICs
+  bool one_gpu_per_process_ = false;
 };
 
 }  // namespace fabsim::traces

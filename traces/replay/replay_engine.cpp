@@ -48,6 +48,8 @@ struct ReplayEngine::PendingPart {
 ReplayEngine::ReplayEngine(topo::FabricBackend& fabric, std::vector<ReplayJob> jobs, ReplayOptions options)
     : fabric_(fabric), jobs_(std::move(jobs)), options_(options), timers_("replay_timers"), plans_(fabric, timers_), planner_(fabric),
       sampler_(fabric, timers_, [this] { return scheduled_ > 0 || plans_.running() > 0; }) {
+  // A traced job runs one process per GPU (torchrun, MPI): its calls take that launch's base.
+  planner_.set_one_gpu_per_process(true);
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const Trace& trace = *jobs_[j].trace;
     auto& graphs = graphs_.emplace_back();
