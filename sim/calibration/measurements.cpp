@@ -88,6 +88,18 @@ bool run_covers(const ChoiceRun& run, const std::vector<std::pair<std::uint64_t,
   return std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == bytes && r.second == run.choice; });
 }
 
+std::optional<int> read_gpus_per_process(const nlohmann::json& dataset, std::int64_t gpus, std::string& why) {
+  const auto it = dataset.find("gpus_per_process");
+  if (it == dataset.end() || it->is_null()) return std::nullopt;
+  const auto n = core::integer_in_range(*it, 1, std::max<std::int64_t>(1, gpus));
+  if (!n) {
+    why = fmt::format("expected the GPUs one process drives (nccl-tests -g), an integer from 1 to the data set's {} GPUs, or null; found {}",
+                      gpus, it->dump());
+    return std::nullopt;
+  }
+  return static_cast<int>(*n);
+}
+
 Measurements parse_nccl_tests_text(const std::string& text, const std::string& file) {
   Measurements m;
   m.file = file;
@@ -101,6 +113,7 @@ Measurements parse_nccl_tests_text(const std::string& text, const std::string& f
   auto finish = [&] {
     if (current == nullptr) return;
     if (current->gpus == 0) current->gpus = rank_lines > 0 ? rank_lines : n_gpus_line;
+    if (n_gpus_line > 0) current->gpus_per_process = n_gpus_line;
     current->nodes = std::max<int>(1, static_cast<int>(hosts.size()));
     if (current->rows.empty()) diag.error(fmt::format("line {}", line_number), fmt::format("{} has no result rows", current->id));
   };
@@ -229,6 +242,9 @@ Measurements parse_measurements_json(const json& doc, const std::string& file) {
     if (ds.contains("nccl_version") && ds["nccl_version"].is_string())
       if (const auto version = traces::nccl_version_with_tuner(ds["nccl_version"].get<std::string>()))
         s.nccl_version = traces::nccl_version_name(*version);
+    std::string launch_problem;
+    s.gpus_per_process = read_gpus_per_process(ds, s.gpus, launch_problem);
+    if (!launch_problem.empty()) diag.error(path + "/gpus_per_process", launch_problem);
     if (ds.contains("rows") && ds["rows"].is_array())
       for (std::size_t j = 0; j < ds["rows"].size(); ++j) {
         const json& r = ds["rows"][j];

@@ -76,8 +76,15 @@ struct MeasuredSweep {
   /// The NCCL release the data set names, when fabsim has its tuner ("2.26.2"); empty: the newest's.
   std::string nccl_version;
   bool cuda_graph = false; ///< timed with CUDA graphs (no launch gaps)
+  /// nccl-tests' -g: the GPUs one process drove (a data set's gpus_per_process,
+  /// the text output's nGpus); none: not recorded.
+  std::optional<int> gpus_per_process;
   std::vector<MeasuredRow> rows;
 };
+
+/// A data set's `gpus_per_process` (nccl-tests -g): none when absent or null.
+/// Anything but an integer from 1 to `gpus` sets `why` (and returns none).
+std::optional<int> read_gpus_per_process(const nlohmann::json& dataset, std::int64_t gpus, std::string& why);
 
 /// Peer-to-peer copy bandwidth between two GPUs (harness, p2pBandwidthLatencyTest).
 struct MeasuredPeer {

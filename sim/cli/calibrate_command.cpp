@@ -72,6 +72,9 @@ json fitted_entry(json value, const std::string& why, const std::vector<std::str
 /// The values being fitted, and the profile that carries them.
 struct Parameters {
   std::string gpu, link;
+  /// The per-call base the sweeps' launch takes (nccl-test --gpus-per-process): launch_overhead, or
+  /// launch_overhead_one_gpu_per_process where every sweep ran one process per GPU.
+  std::string launch_key = "launch_overhead";
   double efficiency = 0;
   double launch_us = 0, ll_step_us = 0, reduce_us = 0;
 
@@ -79,7 +82,7 @@ struct Parameters {
     const auto entry = [&](json value) { return fitted_entry(std::move(value), why, fitted_on); };
     json p;
     if (with_efficiency) p["links"][link]["efficiency"] = entry(efficiency);
-    p["gpus"][gpu]["launch_overhead"] = entry(us(launch_us));
+    p["gpus"][gpu][launch_key] = entry(us(launch_us));
     p["gpus"][gpu]["reduce_overhead"] = entry(us(reduce_us));
     p["gpus"][gpu]["protocols"]["ll"]["step_latency"] = entry(us(ll_step_us));
     return p;
@@ -101,6 +104,23 @@ struct NetworkParameters {
     return p;
   }
 };
+
+/// Which per-call base sweeps run on one topology fix: launch_overhead_one_gpu_per_process
+/// when each ran one process per GPU (nccl-tests -g 1), launch_overhead when none did (or
+/// none says). A mix would fit one value to two launches: refused, naming both.
+std::string launch_key_of(const std::vector<const calibration::MeasuredSweep*>& sweeps, const std::string& topology) {
+  const auto one = [](const calibration::MeasuredSweep* s) { return s->gpus_per_process == 1; };
+  const auto first_one = std::find_if(sweeps.begin(), sweeps.end(), one);
+  if (first_one == sweeps.end()) return "launch_overhead";
+  const auto other = std::find_if_not(sweeps.begin(), sweeps.end(), one);
+  if (other == sweeps.end()) return "launch_overhead_one_gpu_per_process";
+  throw core::ConfigError((*other)->id, "/gpus_per_process",
+                          fmt::format("{} ran one process per GPU and {} did not ({}), and both fit the per-call base on {}: "
+                                      "calibrate them apart (--dataset)",
+                                      (*first_one)->id, (*other)->id,
+                                      (*other)->gpus_per_process ? fmt::format("-g {}", *(*other)->gpus_per_process) : "launch not recorded",
+                                      fs::path(topology).filename().string()));
+}
 
 class Calibrator {
  public:
@@ -132,6 +152,7 @@ class Calibrator {
         const auto algo = calibration::choice_arguments(run, s->algorithm.empty() ? "auto" : s->algorithm);
         args.insert(args.end(), algo.begin(), algo.end());
         if (!s->nccl_version.empty()) args.insert(args.end(), {"--nccl-version", s->nccl_version});
+        if (s->gpus_per_process) args.insert(args.end(), {"--gpus-per-process", std::to_string(*s->gpus_per_process)});
         const json result = run_json_child(options_.self, args, {s->id, ""});
         for (const auto& r : result["rows"])
           if (calibration::run_covers(run, sizes, r["bytes"].get<std::uint64_t>()))
@@ -429,7 +450,10 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
     if (p.link.empty()) throw core::ConfigError(topology, "/links", "calibration fits NVLink fabrics: this one has no NVLink link");
     const auto& link = spec.catalogue.links.at(p.link);
     p.efficiency = link.efficiency;
-    p.launch_us = static_cast<double>(gpu.launch_overhead) / 1e6;
+    p.launch_key = launch_key_of(sweeps, topology);
+    p.launch_us = static_cast<double>(p.launch_key == "launch_overhead" || !gpu.launch_overhead_one_gpu_per_process
+                                          ? gpu.launch_overhead
+                                          : *gpu.launch_overhead_one_gpu_per_process) / 1e6;
     p.ll_step_us = static_cast<double>(gpu.protocols.at(topo::Protocol::kLL).step_latency) / 1e6;
     p.reduce_us = static_cast<double>(gpu.reduce_overhead) / 1e6;
     const Parameters before = p;
@@ -468,7 +492,7 @@ int run_calibrate(const CalibrateOptions& options, std::ostream& out) {
       record(fmt::format("links/{}/efficiency", p.link), fmt::format("{:.4f}", before.efficiency), fmt::format("{:.4f}", p.efficiency), efficiency_from);
     if (latency_rows > 0) {
       const std::string from = fmt::format("least squares over {} rows <= 4 KiB of {}", latency_rows, ids);
-      record(fmt::format("gpus/{}/launch_overhead", p.gpu), us(before.launch_us), us(p.launch_us), from);
+      record(fmt::format("gpus/{}/{}", p.gpu, p.launch_key), us(before.launch_us), us(p.launch_us), from);
       record(fmt::format("gpus/{}/protocols/ll/step_latency", p.gpu), us(before.ll_step_us), us(p.ll_step_us), from);
       record(fmt::format("gpus/{}/reduce_overhead", p.gpu), us(before.reduce_us), us(p.reduce_us), from);
     }

@@ -7,6 +7,7 @@
 #include <map>
 #include <utility>
 
+#include "sim/calibration/measurements.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/json_reader.hpp"
@@ -14,15 +15,11 @@
 namespace fabsim::cli {
 
 std::optional<int> gpus_per_process(const nlohmann::json& dataset, const std::string& file, const std::string& at) {
-  const auto it = dataset.find("gpus_per_process");
-  if (it == dataset.end() || it->is_null()) return std::nullopt;
   const std::int64_t gpus = dataset.contains("gpus") && dataset["gpus"].is_number_integer() ? dataset["gpus"].get<std::int64_t>() : core::kMaxGpus;
-  const auto n = core::integer_in_range(*it, 1, std::max<std::int64_t>(1, gpus));
-  if (!n)
-    throw core::ConfigError(file, at + "/gpus_per_process",
-                            fmt::format("expected the GPUs one process drives (nccl-tests -g), an integer from 1 to the data set's {} GPUs, or null; found {}",
-                                        gpus, it->dump()));
-  return static_cast<int>(*n);
+  std::string why;
+  const auto n = calibration::read_gpus_per_process(dataset, gpus, why);
+  if (!why.empty()) throw core::ConfigError(file, at + "/gpus_per_process", why);
+  return n;
 }
 
 std::string launch_description(std::optional<int> gpus_per_process) {

@@ -19,9 +19,11 @@ using nlohmann::json;
 
 namespace {
 
-/// `hosts` > 1 spreads the ranks over that many hosts, as a multi-node run prints them.
-std::string nccl_tests_text(const std::string& op, int gpus, const json& rows, int seed, int hosts = 1) {
-  std::string out = fmt::format("# Collective test starting: {}_perf\n# nThread 1 nGpus {} minBytes 8 maxBytes 1 step: 2(factor)\n", op, gpus);
+/// `hosts` > 1 spreads the ranks over that many hosts, as a multi-node run prints them;
+/// `per_process` is the header's nGpus (nccl-tests -g), by default every GPU.
+std::string nccl_tests_text(const std::string& op, int gpus, const json& rows, int seed, int hosts = 1, int per_process = 0) {
+  std::string out = fmt::format("# Collective test starting: {}_perf\n# nThread 1 nGpus {} minBytes 8 maxBytes 1 step: 2(factor)\n", op,
+                                per_process > 0 ? per_process : gpus);
   for (int g = 0; g < gpus; ++g)
     out += fmt::format("#  Rank {:2} Group  0 Pid  1 on  host{} device {:2} [0000:18:00] NVIDIA H100 80GB HBM3\n", g, g / (gpus / hosts),
                        g % (gpus / hosts));
@@ -75,6 +77,33 @@ TEST_CASE("calibrate recovers known efficiency and latencies from noisy syntheti
   const auto& residual = profile["residuals"][0];
   CHECK(residual["median_error_bandwidth_bound"]["after"].get<double>() < 0.02);
   CHECK(residual["median_error_latency_bound"]["after"].get<double>() < 0.02);
+}
+
+TEST_CASE("calibrate fits the one-process-per-GPU base from -g 1 runs (nGpus 1), and refuses to fit one base to two launches",
+          "[calibration][slow]") {
+  const json truth = {{"format", "fabsim-calibration/1"},
+                      {"catalogue_patch",
+                       {{"gpus", {{"h100-sxm", {{"launch_overhead_one_gpu_per_process", {{"value", "3 us"}, {"source", "test truth"}}}}}}}}}};
+  const auto truth_path = write_temp("truth-g1.json", truth.dump());
+  const std::string topology = source_path("topologies/hgx-h100.json");
+  std::string measurements;
+  int seed = 7;
+  for (const char* op : {"all_reduce", "all_gather", "reduce_scatter"}) {
+    const auto r = run_fabsim(fmt::format("nccl-test --topology {} -g 4 --gpus-per-process 1 --op {} --algo ring -b 8 -e 4K --format json "
+                                          "--calibration {}", topology, op, truth_path));
+    REQUIRE(r.exit_code == 0);
+    measurements += " -m " + write_temp(fmt::format("synthetic-g1-{}.txt", op), nccl_tests_text(op, 4, json::parse(r.out)["rows"], seed++, 1, 1));
+  }
+  const auto profile_path = write_temp("fitted-g1.json", "");
+  REQUIRE(run_fabsim(fmt::format("calibrate --topology {}{} --fit latencies -o {}", topology, measurements, profile_path)).exit_code == 0);
+  const json gpu = json::parse(std::ifstream(profile_path))["catalogue_patch"]["gpus"]["h100-sxm"];
+  CHECK_FALSE(gpu.contains("launch_overhead"));  // the -g 4 base is not what these runs measure
+  // With the LL step and reduce overhead free, the three are fitted together: the base within 15%.
+  CHECK(std::stod(gpu["launch_overhead_one_gpu_per_process"]["value"].get<std::string>()) == Approx(3.0).epsilon(0.15));
+  // A -g 4 run of the same machine beside them: two launches, one base. Refused (exit 2).
+  const auto r = run_fabsim(fmt::format("nccl-test --topology {} -g 4 --op all_reduce --algo ring -b 8 -e 4K --format json", topology));
+  const auto g4 = write_temp("synthetic-g4.txt", nccl_tests_text("all_reduce", 4, json::parse(r.out)["rows"], 11));
+  CHECK(run_fabsim(fmt::format("calibrate --topology {}{} -m {} -o {}", topology, measurements, g4, profile_path)).exit_code == 2);
 }
 
 TEST_CASE("calibrate recovers a network's efficiency and per-call latency from a noisy synthetic two-node sweep", "[calibration][slow]") {
