@@ -25,8 +25,8 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
   // GB200 NVL72 racks (one NVLink domain each, a "node" to NCCL's MNNVL) on InfiniBand: the two
   // stock cluster files, 2 racks on one rail tier and 20 on a three-tier fat tree.
   if (names(description, "NVL72") && names(description, "GB200")) {
-    if (nodes == 2) return {"gb200-nvl72-2rack.json", "b200"};
-    if (nodes == 20) return {"gb200-nvl72-20rack.json", "b200"};
+    if (nodes == 2) return {"gb200-nvl72-2rack.json", "gb200"};
+    if (nodes == 20) return {"gb200-nvl72-20rack.json", "gb200"};
     return {};
   }
   // GCP A3 Mega: 8 H100 and 8 GPUDirect-TCPXO NICs per VM.
@@ -54,7 +54,7 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
 StockSystem single_node_stock_topology(const std::string& description) {
   if (pcie_card(description)) return {};
   // A GB200 NVL72 rack: one NVLink domain of 72 GPUs (NCCL's MNNVL treats it as one node).
-  if (names(description, "NVL72") && names(description, "GB200")) return {"gb200-nvl72.json", "b200"};
+  if (names(description, "NVL72") && names(description, "GB200")) return {"gb200-nvl72.json", "gb200"};
   if (names(description, "H200")) return {"hgx-h200.json", "h200-sxm"};
   if (names(description, "H100")) return {"hgx-h100.json", "h100-sxm"};
   if (names(description, "A100")) return {"dgx-a100.json", "a100-sxm"};

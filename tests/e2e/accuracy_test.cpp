@@ -87,8 +87,8 @@ void check_figure(double value, double claimed) {
 
 }  // namespace
 
-TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, NVL72 21.7%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 17.4% / 8.4%, 2 and 20 NVL72 racks 48.7%)",
+TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, one A3 Mega VM's "
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 17.4% / 8.4%, 2 and 20 NVL72 racks 39.9%)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -96,16 +96,15 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
-                // CoreWeave's full GB200 NVL72 rack (coreweave/nccl-tests#43): fabsim's NVLS is optimistic there.
-                {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.217, 0.359},
                 // nccl-tests#309's InfiniBand NDR sweeps on 4 and 8 nodes (the 2-node one fitted the
                 // one-process-per-GPU base and LL's staging rate) and the A3 Mega all-gather.
                 // Rows whose two timings are over 15% apart are not counted (3 latency-bound, 5 mid).
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 13, 0.018, 0.062},
                 {"out-of-sample", "multi-node", "H100", "mid", 19, 0.174, 0.521},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.084, 0.261},
-                // CoreWeave's 2- and 20-rack NVL72 sweeps: NCCL ran a ring (by the fixed cost), fabsim NVLSTree.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.487, 0.801}});
+                // CoreWeave's 2- and 20-rack NVL72 sweeps (NVLSTree; the single rack fitted GB200's NVLS
+                // efficiency): 2 racks 4-36% fast, 20 racks 52-77% fast.
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.399, 0.772}});
   // How many rows each multi-node median speaks for: sizes within issue 15's 10% target.
   for (const auto& g : doc["summary"])
     if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node" && g["gpu"] == "H100") {
@@ -128,8 +127,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   CHECK(launches[{"out-of-sample", 1}]["sizes"] == 13);
   CHECK(launches[{"out-of-sample", 1}]["median_error"].get<double>() <= 0.018 + kErrorMargin);
   CHECK(launches[{"out-of-sample", 8}]["sizes"] == 1);
-  // Every family together (README: 6.7% and 2.1%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.067 + kErrorMargin);
+  // Every family together (README: 4.9% and 2.1%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.049 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.021 + kErrorMargin);
   // The rows left out, each with both of its timings: 14 of the file's 244 rows that have two.
   CHECK(doc["left_out_rows"].size() == 14);
@@ -178,9 +177,8 @@ TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, lar
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
-                {"out-of-sample", "single node", "GB200", "bandwidth-bound", 5, 0.217, 0.359},
                 // Racks of NVL72: --model auto's choice (the flow level), as without --extrapolate.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.487, 0.801}});
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.399, 0.772}});
   for (const auto& ds : doc["datasets"]) {
     const std::string id = ds["id"];
     if (id != "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309" && id != "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309") continue;
@@ -281,6 +279,8 @@ TEST_CASE("consistency: in-sample errors on the sweeps the latencies, drift and 
           "[accuracy]") {
   check_claims(validate()["summary"], "in-sample",
                {{"in-sample", "single node", "H100", "latency-bound", 38, 0.007, 0.192},
+                // The GB200 NVL72 rack its NVLS efficiency was fitted on (from 4 GiB; 0.5-2 GiB carry an unexplained fixed cost).
+                {"in-sample", "single node", "GB200", "bandwidth-bound", 5, 0.079, 0.251},
                 {"in-sample", "single node", "H100", "mid", 23, 0.128, 0.412},
                 {"in-sample", "single node", "H100", "bandwidth-bound", 24, 0.006, 0.036},
                 // The A3 Mega all-reduce the TCPXO values were fitted on (README: its mid sizes stay far off),
@@ -306,6 +306,9 @@ TEST_CASE("accuracy: leave one run out, the fitted sweeps predicted with the lat
       // The TCPXO values have no other run to be refitted on: it stays in-sample, and says so.
       CHECK(run["refitted_on"].empty());
       CHECK(run["still_in_sample"].size() == 2);
+    } else if (run["run"] == "coreweave-pr43-nvl72-rack") {
+      CHECK(run["refitted_on"].empty());
+      CHECK(run["still_in_sample"] == json::array({"gpus/gb200/nvls/payload_efficiency"}));
     } else if (run["run"] == "issue309-qoofyk-2node-baremetal") {
       // Nor have the one-process-per-GPU base and LL's staging rate (scripts/fit-process-launch).
       CHECK(run["refitted_on"].empty());
@@ -385,7 +388,8 @@ TEST_CASE("accuracy: Blackwell on NCCL's Blackwell figures, 8x B200 against 8x B
   check_figure(busbw("hgx-b200", "-g 8 -b 8G -e 8G --algo ring"), 706.1);   // 695 measured on B300
   check_figure(busbw("hgx-b200", "-g 8 -b 8G -e 8G --algo nvls"), 810.6);   // 845 measured on B300
   check_figure(busbw("gb200-nvl72", "-b 8G -e 8G --algo ring --model flow"), 707.0);   // 680 quoted
-  check_figure(busbw("gb200-nvl72", "-b 8G -e 8G --algo nvls --model flow"), 993.8);  // 850 quoted, 835 measured: 16.9% optimistic
+  // 850 quoted, 835 measured on the rack whose plateau fitted the gb200 NVLS efficiency (a consistency check).
+  check_figure(busbw("gb200-nvl72", "-b 8G -e 8G --algo nvls --model flow"), 842.2);
 }
 
 namespace {

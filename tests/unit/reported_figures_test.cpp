@@ -111,7 +111,7 @@ TEST_CASE("calibrate and validate read a single-node system description alike", 
   // A GB200 NVL72 rack is one NVLink domain of 72 GPUs, not an 8-GPU B200 board.
   const auto rack = single_node_stock_topology("GB200 GB200 NVL72 rack (18 compute trays of 4 GPUs)");
   CHECK(rack.topology == "gb200-nvl72.json");
-  CHECK(rack.gpu_model == "b200");
+  CHECK(rack.gpu_model == "gb200");
   CHECK(single_node_stock_topology("B200 8x HGX B200").topology == "hgx-b200.json");
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("a measured multi-node system maps to the stock file of its cloud mach
   // GB200 NVL72 racks: a rack is a node (MNNVL); the stock clusters have 2 and 20 racks.
   const auto racks = multi_node_stock_topology("GB200 2 GB200 NVL72 racks on InfiniBand", 2);
   CHECK(racks.topology == "gb200-nvl72-2rack.json");
-  CHECK(racks.gpu_model == "b200");
+  CHECK(racks.gpu_model == "gb200");
   CHECK(multi_node_stock_topology("GB200 20 GB200 NVL72 racks on InfiniBand", 20).topology == "gb200-nvl72-20rack.json");
   CHECK(multi_node_stock_topology("GB200 4 GB200 NVL72 racks on InfiniBand", 4).topology.empty());
   // HGX H100 nodes on 400 Gb/s RoCE: the rail fabric's first nodes (64 share a leaf per rail).
