@@ -10,8 +10,8 @@
 namespace fabsim::calibration {
 
 Regime regime_of(std::uint64_t bytes) {
-  if (bytes < (256u << 10)) return Regime::kLatency;
-  if (bytes < (64u << 20)) return Regime::kMid;
+  if (bytes < kMidFrom) return Regime::kLatency;
+  if (bytes < kBandwidthBoundFrom) return Regime::kMid;
   return Regime::kBandwidth;
 }
 

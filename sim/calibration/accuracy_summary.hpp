@@ -13,6 +13,8 @@ namespace fabsim::calibration {
 /// Size regimes (nccl-tests size column): latency-bound below 256 KiB,
 /// mid from 256 KiB to below 64 MiB, bandwidth-bound from 64 MiB.
 enum class Regime { kLatency, kMid, kBandwidth };
+inline constexpr std::uint64_t kMidFrom = 256u << 10;         ///< the smallest mid size
+inline constexpr std::uint64_t kBandwidthBoundFrom = 64u << 20;  ///< the smallest bandwidth-bound size
 Regime regime_of(std::uint64_t bytes);
 std::string regime_name(Regime r);
 /// "H100", "H200", "A100", "B200", ... as named in a data set's GPU field; "other" if none.
@@ -46,6 +48,8 @@ struct ErrorGroup {
 
 /// issue 15's accuracy target, a 10% time error, against which validate counts each group's rows.
 inline constexpr double kTargetError = 0.10;
+/// issue 15's tighter target for bandwidth-bound sizes, everywhere.
+inline constexpr double kBandwidthTargetError = 0.05;
 
 /// One group per (sample, scope, family, regime) that has rows, in that order.
 std::vector<ErrorGroup> summarize(const std::vector<ErrorRow>& rows);

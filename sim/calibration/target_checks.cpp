@@ -24,7 +24,7 @@ constexpr std::uint64_t kNoLimit = std::numeric_limits<std::uint64_t>::max();
 constexpr TargetRange kRanges[] = {
     {"from 1 KiB", kKiB, kNoLimit, Scope::kMultiNode, kTargetError},
     {"below 1 MiB", 0, kMiB, Scope::kSingleNode, kTargetError},
-    {"from 64 MiB", 64 * kMiB, kNoLimit, Scope::kEither, 0.05},
+    {"from 64 MiB", kBandwidthBoundFrom, kNoLimit, Scope::kEither, kBandwidthTargetError},
 };
 
 bool applies(Scope scope, bool multi_node) { return scope == Scope::kEither || (scope == Scope::kMultiNode) == multi_node; }
