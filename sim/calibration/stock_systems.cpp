@@ -25,6 +25,9 @@ StockSystem multi_node_stock_topology(const std::string& description, int nodes)
   // GB200 NVL72 racks (one NVLink domain each, a "node" to NCCL's MNNVL) on InfiniBand: the two
   // stock cluster files, 2 racks on one rail tier and 20 on a three-tier fat tree.
   if (names(description, "NVL72") && names(description, "GB200")) {
+    // One NVLink partition of each of three racks (NCCL: one node per partition), InfiniBand between them.
+    if (nodes == 3 && names(description, "NVL4 NVLink partition")) return {"gb200-nvl4-3rack.json", "gb200"};
+    if (nodes == 3 && names(description, "NVL8 NVLink partition")) return {"gb200-nvl8-3rack.json", "gb200"};
     if (nodes == 2) return {"gb200-nvl72-2rack.json", "gb200"};
     if (nodes == 20) return {"gb200-nvl72-20rack.json", "gb200"};
     return {};

@@ -54,6 +54,7 @@ std::string algorithm_for(const json& ds) {
   const std::string recorded = string_member(ds, "algorithm");
   if (recorded.find("NVLS") != std::string::npos) return "nvls";
   if (recorded.find("Ring") != std::string::npos) return "ring";
+  if (recorded.find("Tree") != std::string::npos) return "tree";  // NVLSTree was taken above
   return "auto";
 }
 

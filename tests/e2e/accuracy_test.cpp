@@ -88,7 +88,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 17.4% / 8.4%, 2 and 20 NVL72 racks 39.9%)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 17.4% / 8.4%, GB200 across racks 29.0%, worst 159% on nccl#1801's tree)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -103,8 +103,10 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 {"out-of-sample", "multi-node", "H100", "mid", 19, 0.174, 0.521},
                 {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.084, 0.261},
                 // CoreWeave's 2- and 20-rack NVL72 sweeps (NVLSTree; the single rack fitted GB200's NVLS
-                // efficiency): 2 racks 4-36% fast, 20 racks 52-77% fast.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.399, 0.772}});
+                // efficiency): 2 racks 4-36% fast, 20 racks 52-77% fast; nccl#1801's three NVL4 and NVL8
+                // partitions at 16 GiB: the ring 5-6% slow, the tree (LL128, as NCCL 2.27's tuner prices
+                // it) 31% and 159% slow.
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.290, 1.591}});
   // How many rows each multi-node median speaks for: sizes within issue 15's 10% target.
   for (const auto& g : doc["summary"])
     if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node" && g["gpu"] == "H100") {
@@ -127,10 +129,10 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   CHECK(launches[{"out-of-sample", 1}]["sizes"] == 13);
   CHECK(launches[{"out-of-sample", 1}]["median_error"].get<double>() <= 0.018 + kErrorMargin);
   CHECK(launches[{"out-of-sample", 8}]["sizes"] == 1);
-  // Every family together (README: 4.9% and 2.1%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.049 + kErrorMargin);
+  // Every family together (README: 5.2% and 2.1%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.052 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.021 + kErrorMargin);
-  // The rows left out, each with both of its timings: 14 of the file's 244 rows that have two.
+  // The rows left out, each with both of its timings: 14 of the file's 248 rows that have two.
   CHECK(doc["left_out_rows"].size() == 14);
   for (const auto& row : doc["left_out_rows"])
     if (row["id"] == "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309")
@@ -158,8 +160,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
       for (const auto& row : ds["rows"]) CHECK_FALSE(row["counted"].get<bool>());
 }
 
-TEST_CASE("accuracy: issue 15's targets per data set: 9 of 20 out-of-sample checks met (the 4-node VMware run 2.6% from 1 KiB, "
-          "nccl-tests#309's second cluster and the NVL72 racks not), each median the one of its counted rows",
+TEST_CASE("accuracy: issue 15's targets per data set: 11 of 28 out-of-sample checks met (the 4-node VMware run 2.6% from 1 KiB, "
+          "nccl-tests#309's second cluster, the NVL72 racks and nccl#1801's trees not), each median the one of its counted rows",
           "[accuracy]") {
   const json doc = validate();
   // Each check's median, recomputed from the data set's counted rows.
@@ -192,15 +194,23 @@ TEST_CASE("accuracy: issue 15's targets per data set: 9 of 20 out-of-sample chec
     CHECK(t["median_error"].get<double>() == Approx(median).margin(1e-4));
     CHECK(t["met"].get<bool>() == (t["median_error"].get<double>() <= t["target"].get<double>()));
   }
-  CHECK((met_of["out-of-sample"] == std::pair{9, 20}));
+  CHECK((met_of["out-of-sample"] == std::pair{11, 28}));
   CHECK((met_of["in-sample"] == std::pair{9, 13}));
   const auto& vmware = *checks.at({"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", "from 1 KiB"});
   CHECK(vmware["median_error"].get<double>() <= 0.026 + kErrorMargin);
   CHECK(vmware["sizes"] == 24);
   for (const char* id : {"h100_32gpu_4node_all_reduce_ib400_cluster2_issue309", "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309",
-                         "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme"}) {
+                         "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme",
+                         "gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801"}) {
     INFO(id);
     CHECK_FALSE((*checks.at({id, "from 64 MiB"}))["met"].get<bool>());
+  }
+  // nccl#1801's rings, NIC-bound: within 10% from 1 KiB, not within 5% at 16 GiB (5.1% and 5.7% slow).
+  for (const char* id : {"gb200_12gpu_3rack_nvl4_all_reduce_ring_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_ring_nccl2.27_issue1801"}) {
+    INFO(id);
+    const auto& ring = *checks.at({id, "from 1 KiB"});
+    CHECK(ring["met"].get<bool>());
+    CHECK(ring["median_error"].get<double>() <= 0.057 + kErrorMargin);
   }
 }
 
@@ -223,8 +233,9 @@ TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, lar
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
-                // Racks of NVL72: --model auto's choice (the flow level), as without --extrapolate.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 12, 0.399, 0.772}});
+                // Racks of NVL72: --model auto's choice (the flow level), as without --extrapolate; nccl#1801's
+                // partitions (4 and 8 GPUs a node): every row at the segment level either way.
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.290, 1.591}});
   for (const auto& ds : doc["datasets"]) {
     const std::string id = ds["id"];
     if (id != "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309" && id != "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309") continue;

@@ -66,7 +66,8 @@ TEST_CASE("stock names resolve to their files, a file wins, and an unknown name 
   } catch (const ConfigError& e) {
     const std::string message = e.items().at(0).to_string();
     CHECK_THAT(message, Catch::StartsWith("error: command line: --topology: 'hgx-h999' is neither a file nor a stock topology (stock "
-                                          "topologies: aws-p5-32node, dgx-a100, gb200-nvl72, gb200-nvl72-20rack, gb200-nvl72-2rack, gcp-a3mega-2node, gcp-a3ultra-2node, hgx-b200, "));
+                                          "topologies: aws-p5-32node, dgx-a100, gb200-nvl4-3rack, gb200-nvl72, gb200-nvl72-20rack, gb200-nvl72-2rack, gb200-nvl8-3rack, "
+                                          "gcp-a3mega-2node, gcp-a3ultra-2node, hgx-b200, "));
     CHECK_THAT(message, Catch::Contains("`fabsim list topologies` describes them"));
   }
   // Every stock kind lists its files, sorted.

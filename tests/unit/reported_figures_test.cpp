@@ -129,6 +129,12 @@ TEST_CASE("a measured multi-node system maps to the stock file of its cloud mach
   CHECK(racks.gpu_model == "gb200");
   CHECK(multi_node_stock_topology("GB200 20 GB200 NVL72 racks on InfiniBand", 20).topology == "gb200-nvl72-20rack.json");
   CHECK(multi_node_stock_topology("GB200 4 GB200 NVL72 racks on InfiniBand", 4).topology.empty());
+  // One NVLink partition of each of three racks (nccl#1801): a partition is a node.
+  const auto nvl4 = multi_node_stock_topology("GB200 3 GB200 NVL72 racks, one NVL4 NVLink partition of each (1 compute tray)", 3);
+  CHECK(nvl4.topology == "gb200-nvl4-3rack.json");
+  CHECK(nvl4.gpu_model == "gb200");
+  CHECK(multi_node_stock_topology("GB200 3 GB200 NVL72 racks, one NVL8 NVLink partition of each", 3).topology == "gb200-nvl8-3rack.json");
+  CHECK(multi_node_stock_topology("GB200 4 GB200 NVL72 racks, one NVL8 NVLink partition of each", 4).topology.empty());
   // HGX H100 nodes on 400 Gb/s RoCE: the rail fabric's first nodes (64 share a leaf per rail).
   const auto roce = multi_node_stock_topology("H100 4x HGX H100 nodes, 8x 400 Gb/s RoCE NICs each", 4);
   CHECK(roce.topology == "roce-rail-2048.json");
