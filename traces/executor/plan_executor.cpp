@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <fmt/format.h>
 
@@ -88,6 +89,21 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
                                                         static_cast<std::uint32_t>(up.channel));
       fill_latency_[i] = std::max(fill_latency_[i], fill_latency_[static_cast<std::size_t>(u)] + params_.step_latency + head);
     }
+  // One SM runs a channel's primitives at the segment level, so every
+  // transfer a rank issues on a channel spends that SM's capped rate (a tree
+  // node's send up and its sends down alike). A flattened pipeline runs them
+  // all at once: each takes the cap in proportion to its bytes, so together
+  // they end when the segment level's serialised SM would.
+  cta_share_.assign(params_.flow_level && pipelined && params_.channel_cap ? n : 0, 1.0);
+  if (!cta_share_.empty()) {
+    std::map<std::pair<std::int32_t, std::int32_t>, double> issued;  // (issuer, channel) -> payload
+    for (const auto& t : plan_.transfers) issued[{t.issuer(), t.channel}] += static_cast<double>(t.payload);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& t = plan_.transfers[i];
+      const double total = issued[{t.issuer(), t.channel}];
+      if (total > 0) cta_share_[i] = static_cast<double>(t.payload) / total;
+    }
+  }
   switch_group_gpus_.clear();
   group_ranks_.clear();
   for (const auto& members : plan_.switch_groups) {
@@ -173,7 +189,8 @@ void PlanExecutor::issue(std::int32_t id) {
       // The SM cap spaces a channel's issues: n steps are n - 1 spacings, and
       // a single step moves at link speed.
       if (params_.channel_cap && tr.steps > 1)
-        request.rate_cap = params_.channel_cap->bytes_per_second * tr.lanes * tr.steps / (tr.steps - 1);
+        request.rate_cap = params_.channel_cap->bytes_per_second * tr.lanes * tr.steps / (tr.steps - 1) *
+                           (cta_share_.empty() ? 1.0 : cta_share_[static_cast<std::size_t>(id)]);
       request.weight = tr.lanes;
       // The fabric paces the aggregated steps itself: their synchronisation
       // overlaps the data step by step.

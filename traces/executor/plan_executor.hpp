@@ -110,6 +110,7 @@ class PlanExecutor : public models::TransferCompletion {
   std::vector<std::uint32_t> chunk_fill_;  // flow level, Simple: store-and-forward hops on each transfer's pipeline path
   std::vector<core::TimePs> fill_latency_;  // flow level: how long the hops upstream take to pass the first piece on
   std::vector<core::TimePs> path_exposed_;  // flow level: network step costs on each transfer's pipeline path, its own included
+  std::vector<double> cta_share_;           // flow level, capped pipelines: each transfer's share of its issuing SM's rate
   std::function<void(int, core::TimePs)> rank_done_;
   std::vector<std::uint32_t> rank_pending_;  // transfers each rank still takes part in (with rank_done_ only)
   core::TimePs drift_ = 0;                   // channel drift added to every rank's finish
