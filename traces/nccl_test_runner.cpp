@@ -351,14 +351,15 @@ NcclTestResult run_nccl_test(topo::FabricBackend& fabric, const NcclTestConfig& 
   return driver.run();
 }
 
-std::string launch_description(const NcclTestConfig& config, const topo::GpuModel& gpu) {
+std::string launch_description(const NcclTestConfig& config, const topo::GpuModel& gpu, const std::string& setting) {
   const std::string fitted = fmt::format("gpus/{}/launch_overhead, fitted on one thread driving 4 GPUs", gpu.name);
-  if (!config.gpus_per_process) return "not given (--gpus-per-process): " + fitted;
-  if (*config.gpus_per_process > 1)
-    return fmt::format("one process drives {} GPUs (--gpus-per-process {}): {}", *config.gpus_per_process, *config.gpus_per_process, fitted);
+  if (!config.gpus_per_process) return fmt::format("not given ({}): {}", setting, fitted);
+  // A flag reads "--gpus-per-process 4", a JSON path "/workload/gpus_per_process: 4".
+  const std::string given = fmt::format("{}{} {}", setting, setting.rfind("--", 0) == 0 ? "" : ":", *config.gpus_per_process);
+  if (*config.gpus_per_process > 1) return fmt::format("one process drives {} GPUs ({}): {}", *config.gpus_per_process, given, fitted);
   if (!gpu.launch_overhead_one_gpu_per_process)
-    return fmt::format("one process per GPU (--gpus-per-process 1): {} (the catalogue has no launch_overhead_one_gpu_per_process)", fitted);
-  return fmt::format("one process per GPU (--gpus-per-process 1): gpus/{}/launch_overhead_one_gpu_per_process", gpu.name);
+    return fmt::format("one process per GPU ({}): {} (the catalogue has no launch_overhead_one_gpu_per_process)", given, fitted);
+  return fmt::format("one process per GPU ({}): gpus/{}/launch_overhead_one_gpu_per_process", given, gpu.name);
 }
 
 }  // namespace fabsim::traces

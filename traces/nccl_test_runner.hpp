@@ -77,8 +77,11 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
 
 /// How `config` launches its calls on `gpu`, and the catalogue parameter that
 /// prices each call's launch: "one process per GPU (--gpus-per-process 1):
-/// gpus/h100-sxm/launch_overhead_one_gpu_per_process", and so on.
-std::string launch_description(const NcclTestConfig& config, const topo::GpuModel& gpu);
+/// gpus/h100-sxm/launch_overhead_one_gpu_per_process", and so on. `setting`
+/// names where the GPUs per process were (or would be) given: the flag, or a
+/// scenario's JSON path ("/workload/gpus_per_process").
+std::string launch_description(const NcclTestConfig& config, const topo::GpuModel& gpu,
+                               const std::string& setting = "--gpus-per-process");
 
 /// Runs the sweep; the fabric must be freshly elaborated (sc_start not yet called).
 /// `progress`, where given, is redrawn as the sweep goes (sizes done of total).

@@ -57,7 +57,8 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   run.model = request.flow_level ? "flow" : "segment";
   run.extrapolate_above = request.flow_level ? 0 : request.test.extrapolate_above;
   run.nccl_tuner = traces::nccl_tuner_description(request.test.nccl_version);
-  run.launch = traces::launch_description(request.test, spec.gpu_model(ranks.front()));
+  run.launch = traces::launch_description(request.test, spec.gpu_model(ranks.front()),
+                                          flags ? "--gpus-per-process" : "/workload/gpus_per_process");
   run.kernel_events = result.timer_events + fabric.backend_events();
   run.provenance = {request.command_line, spec.catalogue.file, request.calibration_path};
   run.faults = request.faults.faults;

@@ -465,3 +465,20 @@ TEST_CASE("nccl-test --gpus-per-process 1 takes the per-call base fitted on one 
     CHECK(r.exit_code == 2);  // 1 to the run's 16 GPUs
   }
 }
+
+TEST_CASE("A scenario's launch line names its own setting, /workload/gpus_per_process, not the flag", "[multinode][launch]") {
+  const auto scenario = [](const std::string& extra) {
+    return fabsim::testing::write_temp("launch-scenario.json", R"({"format": "fabsim-scenario/1", "name": "launch",
+      "topology": ")" + source_path("topologies/hgx-h100-2node.json") + R"(",
+      "workload": {"kind": "nccl-test", "op": "all_reduce", "min_bytes": "16 B", "max_bytes": "16 B")" + extra + R"(},
+      "output": {"format": "json"}})");
+  };
+  const auto given = run_fabsim("run " + scenario(R"(, "gpus_per_process": 1)"));
+  REQUIRE(given.exit_code == 0);
+  CHECK(json::parse(given.out)["meta"]["launch"] ==
+        "one process per GPU (/workload/gpus_per_process: 1): gpus/h100-sxm/launch_overhead_one_gpu_per_process");
+  const auto unsaid = run_fabsim("run " + scenario(""));
+  REQUIRE(unsaid.exit_code == 0);
+  CHECK(json::parse(unsaid.out)["meta"]["launch"] ==
+        "not given (/workload/gpus_per_process): gpus/h100-sxm/launch_overhead, fitted on one thread driving 4 GPUs");
+}
