@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <fmt/format.h>
 
@@ -96,12 +95,13 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   // they end when the segment level's serialised SM would.
   cta_share_.assign(params_.flow_level && pipelined && params_.channel_cap ? n : 0, 1.0);
   if (!cta_share_.empty()) {
-    std::map<std::pair<std::int32_t, std::int32_t>, double> issued;  // (issuer, channel) -> payload
-    for (const auto& t : plan_.transfers) issued[{t.issuer(), t.channel}] += static_cast<double>(t.payload);
+    // Payload per (issuer, channel), indexed as engine_free_ is.
+    const auto sm = [&](const PlannedTransfer& t) { return static_cast<std::size_t>(t.issuer()) * plan_.channels + t.channel; };
+    std::vector<double> issued(engine_free_.size(), 0.0);
+    for (const auto& t : plan_.transfers) issued[sm(t)] += static_cast<double>(t.payload);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& t = plan_.transfers[i];
-      const double total = issued[{t.issuer(), t.channel}];
-      if (total > 0) cta_share_[i] = static_cast<double>(t.payload) / total;
+      if (const double total = issued[sm(t)]; total > 0) cta_share_[i] = static_cast<double>(t.payload) / total;
     }
   }
   switch_group_gpus_.clear();
