@@ -89,3 +89,26 @@ TEST_CASE("PAT is not among NCCL 2.22's choices: it came in 2.23.4", "[tuner][nc
   request.nccl = traces::nccl_tuner_release(NcclVersion{2, 22, 3});
   CHECK(traces::choose(h100(), request).algorithm == traces::Algorithm::kRing);
 }
+
+TEST_CASE("NCCL corrects a tree's bandwidth from 64 B up to 512 MiB only, so a forced tree takes Simple at 16 GiB",
+          "[tuner][nccl-version]") {
+  using topo::Protocol;
+  // treeCorrectionFactor's columns are log2(bytes / 64) = 0 .. 22; ncclTopoGetAlgoTime applies none outside.
+  CHECK(traces::nccl_tree_correction(Protocol::kSimple, 32) == 1.0);
+  CHECK(traces::nccl_tree_correction(Protocol::kSimple, 64) == 0.9);
+  CHECK(traces::nccl_tree_correction(Protocol::kLL, 1 << 20) == 0.5);  // 2^14 x 64 B
+  CHECK(traces::nccl_tree_correction(Protocol::kSimple, 256ull << 20) == 0.9);
+  CHECK(traces::nccl_tree_correction(Protocol::kLL128, 256ull << 20) == 1.0);
+  CHECK(traces::nccl_tree_correction(Protocol::kSimple, 512ull << 20) == 1.0);
+  CHECK(traces::nccl_tree_correction(Protocol::kSimple, 16ull << 30) == 1.0);
+
+  // Three nodes, the tree forced (nccl#1801's runs): Simple's 0.92 x the graph's bandwidth
+  // beats LL128's 0.92 x 120/128 once no correction applies; at 256 MiB Simple's 0.9 tips it.
+  traces::TunerRequest request{CollectiveOp::kAllReduce, 24, 16ull << 30, {}, {}, traces::Algorithm::kTree, false};
+  request.nodes = 3;
+  request.network_bus_gbps = 8 * 50;
+  request.nccl = traces::nccl_tuner_release(NcclVersion{2, 27, 3});
+  CHECK(traces::choose(h100(), request).protocol == Protocol::kSimple);
+  request.bytes = 256ull << 20;
+  CHECK(traces::choose(h100(), request).protocol == Protocol::kLL128);
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -123,12 +124,18 @@ double nccl_pat_base_latency_us() { return 8.0; }
 double nccl_pat_hop_latency_us(NcclLinkClass link) { return link == NcclLinkClass::kNvlink ? 4.0 : 14.0; }
 
 double nccl_tree_correction(topo::Protocol protocol, core::Bytes bytes) {
-  static constexpr double kFactors[3][24] = {
-      {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
-      {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1},
-      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
-  const double ratio = std::max(1.0, static_cast<double>(bytes) / 64.0);
-  const int index = std::clamp(static_cast<int>(std::log2(ratio)), 0, 23);
+  // treeCorrectionFactor, powers of two from 64 B to 256 MiB. NCCL multiplies
+  // a tree all-reduce's bandwidth by it only where log2(bytes / 64) is in
+  // [0, 23) (ncclTopoGetAlgoTime, 2.23 to 2.30; 2.29's 24th column is for
+  // NVLS_TREE): below 64 B and from 512 MiB the model's bandwidth stands.
+  static constexpr double kFactors[3][23] = {
+      {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1},
+      {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  const core::Bytes units = bytes / 64;
+  if (units == 0) return 1.0;
+  const int index = static_cast<int>(std::bit_width(units)) - 1;
+  if (index >= 23) return 1.0;
   return kFactors[protocol_index(protocol)][index];
 }
 

@@ -93,7 +93,8 @@ double nccl_nvls_tree_hop_latency_us(NcclLinkClass link, const NcclTunerRelease&
 /// PAT's base latency and per-hop latency (µs, Simple only).
 double nccl_pat_base_latency_us();
 double nccl_pat_hop_latency_us(NcclLinkClass link);
-/// Tree all-reduce bandwidth correction for a size (treeCorrectionFactor, indexed by log2(bytes / 64)).
+/// Tree all-reduce bandwidth correction for a size (treeCorrectionFactor, indexed by log2(bytes / 64);
+/// 1 below 64 B and from 512 MiB, where NCCL applies none).
 double nccl_tree_correction(topo::Protocol protocol, core::Bytes bytes);
 
 }  // namespace fabsim::traces
