@@ -112,3 +112,19 @@ TEST_CASE("NCCL corrects a tree's bandwidth from 64 B up to 512 MiB only, so a f
   request.bytes = 256ull << 20;
   CHECK(traces::choose(h100(), request).protocol == Protocol::kLL128);
 }
+
+TEST_CASE("NCCL's tree latency counts floor(log2) network levels: three nodes cost what two do, four one level more",
+          "[tuner][nccl-version]") {
+  // tuning.cc: 2 x ((nRanks/nNodes - 1) x intraLat + log2i(nNodes) x interLat), log2i rounding down.
+  traces::TunerRequest request{CollectiveOp::kAllReduce, 16, 8, {}, {}, traces::Algorithm::kTree, false};
+  request.network_bus_gbps = 8 * 50;
+  request.nccl = traces::nccl_tuner_release(NcclVersion{2, 27, 3});
+  const auto time_us = [&](int nodes) {
+    request.nodes = nodes;
+    request.ranks = 8 * nodes;
+    return traces::nccl_tree_model_time_us(h100(), request, topo::Protocol::kLL);
+  };
+  const double two = time_us(2), three = time_us(3), four = time_us(4);
+  CHECK(three == Approx(two).margin(0.01));
+  CHECK(four - two == Approx(2 * 5.0).margin(0.01));  // hwLat[NET][Tree][LL] = 5.0 us per level, up and down
+}
