@@ -87,7 +87,7 @@ void check_figure(double value, double claimed) {
 
 }  // namespace
 
-TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, one A3 Mega VM's "
+TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, B200 two-rank LL128 33.9%, one A3 Mega VM's "
           "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 17.4% / 8.4%, GB200 across racks 18.7%, worst 77% on 20 NVL72 racks)",
           "[accuracy]") {
   const json doc = validate();
@@ -96,6 +96,9 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
+                // nccl#2343's two B200 ranks, Ring LL128 forced at 1 GiB: fabsim's per-CTA LL128 rate
+                // gives 580 GB/s where 384 is measured.
+                {"out-of-sample", "single node", "B200", "bandwidth-bound", 1, 0.339, 0.339},
                 // nccl-tests#309's InfiniBand NDR sweeps on 4 and 8 nodes (the 2-node one fitted the
                 // one-process-per-GPU base and LL's staging rate) and the A3 Mega all-gather.
                 // Rows whose two timings are over 15% apart are not counted (3 latency-bound, 5 mid).
@@ -129,10 +132,10 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   CHECK(launches[{"out-of-sample", 1}]["sizes"] == 13);
   CHECK(launches[{"out-of-sample", 1}]["median_error"].get<double>() <= 0.018 + kErrorMargin);
   CHECK(launches[{"out-of-sample", 8}]["sizes"] == 1);
-  // Every family together (README: 5.2% and 2.1%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.052 + kErrorMargin);
+  // Every family together (README: 5.4% and 2.1%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.054 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.021 + kErrorMargin);
-  // The rows left out, each with both of its timings: 14 of the file's 248 rows that have two.
+  // The rows left out, each with both of its timings: 14 of the file's 249 rows that have two.
   CHECK(doc["left_out_rows"].size() == 14);
   for (const auto& row : doc["left_out_rows"])
     if (row["id"] == "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309")
@@ -160,8 +163,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
       for (const auto& row : ds["rows"]) CHECK_FALSE(row["counted"].get<bool>());
 }
 
-TEST_CASE("accuracy: issue 15's targets per data set: 11 of 28 out-of-sample checks met (the 4-node VMware run 2.6% from 1 KiB, "
-          "nccl-tests#309's second cluster, the NVL72 racks and nccl#1801's trees not), each median the one of its counted rows",
+TEST_CASE("accuracy: issue 15's targets per data set: 11 of 29 out-of-sample checks met (the 4-node VMware run 2.6% from 1 KiB, "
+          "nccl-tests#309's second cluster, the NVL72 racks, nccl#1801's trees and nccl#2343's B200 LL128 not), each median the one of its counted rows",
           "[accuracy]") {
   const json doc = validate();
   // Each check's median, recomputed from the data set's counted rows.
@@ -194,14 +197,15 @@ TEST_CASE("accuracy: issue 15's targets per data set: 11 of 28 out-of-sample che
     CHECK(t["median_error"].get<double>() == Approx(median).margin(1e-4));
     CHECK(t["met"].get<bool>() == (t["median_error"].get<double>() <= t["target"].get<double>()));
   }
-  CHECK((met_of["out-of-sample"] == std::pair{11, 28}));
+  CHECK((met_of["out-of-sample"] == std::pair{11, 29}));
   CHECK((met_of["in-sample"] == std::pair{9, 13}));
   const auto& vmware = *checks.at({"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", "from 1 KiB"});
   CHECK(vmware["median_error"].get<double>() <= 0.026 + kErrorMargin);
   CHECK(vmware["sizes"] == 24);
   for (const char* id : {"h100_32gpu_4node_all_reduce_ib400_cluster2_issue309", "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309",
                          "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme",
-                         "gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801"}) {
+                         "gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801",
+                         "b200_2gpu_all_reduce_ring_ll128_1G_nccl2.31_pr2343"}) {
     INFO(id);
     CHECK_FALSE((*checks.at({id, "from 64 MiB"}))["met"].get<bool>());
   }
@@ -233,9 +237,10 @@ TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, lar
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
                 {"out-of-sample", "single node", "H100", "bandwidth-bound", 34, 0.013, 0.097},
                 {"out-of-sample", "single node", "A100", "bandwidth-bound", 4, 0.196, 0.523},
+                {"out-of-sample", "single node", "B200", "bandwidth-bound", 1, 0.339, 0.339},
                 // Racks of NVL72: --model auto's choice (the flow level), as without --extrapolate; nccl#1801's
                 // partitions (4 and 8 GPUs a node): every row at the segment level either way.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.290, 1.591}});
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.187, 0.772}});
   for (const auto& ds : doc["datasets"]) {
     const std::string id = ds["id"];
     if (id != "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309" && id != "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309") continue;
