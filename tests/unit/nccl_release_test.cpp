@@ -93,6 +93,11 @@ TEST_CASE("PAT is not among NCCL 2.22's choices: it came in 2.23.4", "[tuner][nc
 TEST_CASE("NCCL corrects a tree's bandwidth from 64 B up to 512 MiB only, so a forced tree takes Simple at 16 GiB",
           "[tuner][nccl-version]") {
   using topo::Protocol;
+  // NCCL's log2i rounds down and is -1 for 0.
+  CHECK(traces::nccl_log2i(0) == -1);
+  CHECK(traces::nccl_log2i(1) == 0);
+  CHECK(traces::nccl_log2i(3) == 1);
+  CHECK(traces::nccl_log2i(16ull << 30) == 34);
   // treeCorrectionFactor's columns are log2(bytes / 64) = 0 .. 22; ncclTopoGetAlgoTime applies none outside.
   CHECK(traces::nccl_tree_correction(Protocol::kSimple, 32) == 1.0);
   CHECK(traces::nccl_tree_correction(Protocol::kSimple, 64) == 0.9);

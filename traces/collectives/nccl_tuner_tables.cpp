@@ -92,6 +92,8 @@ const NcclBandwidthCaps& nccl_bandwidth_caps(const std::string& architecture, co
 
 int nccl_node_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 
+int nccl_log2i(std::uint64_t n) { return static_cast<int>(std::bit_width(n)) - 1; }
+
 double nccl_search_speed_gbps(double path_gbps) {
   static constexpr double kSpeeds[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12};
   for (double s : kSpeeds)
@@ -132,10 +134,8 @@ double nccl_tree_correction(topo::Protocol protocol, core::Bytes bytes) {
       {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1},
       {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1},
       {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
-  const core::Bytes units = bytes / 64;
-  if (units == 0) return 1.0;
-  const int index = static_cast<int>(std::bit_width(units)) - 1;
-  if (index >= 23) return 1.0;
+  const int index = nccl_log2i(bytes >> 6);
+  if (index < 0 || index >= 23) return 1.0;
   return kFactors[protocol_index(protocol)][index];
 }
 

@@ -18,6 +18,7 @@
 /// - 2.28.9: hwLat NET NVLSTree 14 -> 20.9 us; Blackwell NVLSTree cap beyond 2 nodes 43.1 -> 43.8.
 /// - 2.30.3: Blackwell NVLSTree cap beyond 2 nodes 43.8 -> 80.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -76,6 +77,9 @@ const NcclBandwidthCaps& nccl_bandwidth_caps(const std::string& architecture, co
 
 /// tuning.cc's node-count index: 0 for one node, 1 for two, 2 for more.
 int nccl_node_index(int nodes);
+/// NCCL's log2i (utils.h, log2Down): floor(log2(n)), -1 for 0. Its tuner counts a
+/// tree's network levels with it and indexes treeCorrectionFactor by log2i(bytes >> 6).
+int nccl_log2i(std::uint64_t n);
 
 /// The speed NCCL's graph search settles on for a channel whose path carries
 /// at most `path_gbps` (search.cc, sm90/sm100 inter-node speed array, the same

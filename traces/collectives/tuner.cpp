@@ -5,7 +5,6 @@
 #include "traces/collectives/nvls_planner.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -147,9 +146,8 @@ double with_plugin_latency(double hop_us, const TunerRequest& request, Protocol 
   return hop_us + request.net_plugin_latency_us * (protocol == Protocol::kSimple ? 2 : 1);
 }
 
-/// log2i(nNodes): NCCL counts a tree's network levels as floor(log2) of the
-/// node count (tuning.cc, Tree, NVLSTree and PAT latencies; utils.h log2i).
-int nccl_log2i(int nodes) { return static_cast<int>(std::bit_width(static_cast<unsigned>(std::max(1, nodes)))) - 1; }
+/// A tree's network levels in NCCL's latencies (Tree, NVLSTree, PAT): log2i(nNodes), rounding down.
+int tree_levels(int nodes) { return nccl_log2i(static_cast<std::uint64_t>(std::max(1, nodes))); }
 
 double ring_multi_node_time_us(const topo::GpuModel& gpu, const TunerRequest& request, Protocol protocol) {
   const auto& caps = nccl_bandwidth_caps(gpu.architecture, *request.nccl);
@@ -205,7 +203,7 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
   const double alg = 0.5 * bus * nccl_tree_correction(protocol, request.bytes);
   const int per_node = std::max(1, request.ranks / std::max(1, request.nodes));
   const NcclTunerRelease& release = *request.nccl;
-  const double levels = nccl_log2i(request.nodes);
+  const double levels = tree_levels(request.nodes);
   const double latency = nccl_base_latency_us(true, protocol, release) +
                          2 * ((per_node - 1) * nccl_hop_latency_us(true, NcclLinkClass::kNvlink, protocol, release) +
                               levels * with_plugin_latency(nccl_hop_latency_us(true, NcclLinkClass::kNet, protocol, release), request, protocol));
@@ -239,7 +237,7 @@ double nccl_nvls_tree_model_time_us(const topo::GpuModel& gpu, const TunerReques
     alg = bus * request.ranks / ring_steps(request.op, request.ranks);
   }
   const double latency = nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNvlink, release) +
-                         2 * nccl_log2i(request.nodes) *
+                         2 * tree_levels(request.nodes) *
                              with_plugin_latency(nccl_nvls_tree_hop_latency_us(NcclLinkClass::kNet, release), request, Protocol::kSimple);
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
 }
@@ -249,7 +247,7 @@ double nccl_pat_model_time_us(const topo::GpuModel& gpu, const TunerRequest& req
   // anything but Ring, is used as the algorithm bandwidth of the total size.
   const double alg = 0.75 * multi_node_bus_gbps(gpu, request);
   const double latency = nccl_pat_base_latency_us() +
-                         nccl_log2i(request.nodes) *
+                         tree_levels(request.nodes) *
                              with_plugin_latency(nccl_pat_hop_latency_us(NcclLinkClass::kNet), request, Protocol::kSimple) / 3.5 +
                          2.8 * request.ranks;
   return latency + static_cast<double>(request.bytes) / (1000.0 * alg);
