@@ -88,7 +88,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, B200 two-rank LL128 33.9%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 17.4% / 8.4%, GB200 across racks 18.7%, worst 77% on 20 NVL72 racks)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 12.6% / 3.2%, GB200 across racks 18.7%, worst 77% on 20 NVL72 racks)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -102,9 +102,11 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 // nccl-tests#309's InfiniBand NDR sweeps on 4 and 8 nodes (the 2-node one fitted the
                 // one-process-per-GPU base and LL's staging rate) and the A3 Mega all-gather.
                 // Rows whose two timings are over 15% apart are not counted (3 latency-bound, 5 mid).
+                // NVLSTree beyond two nodes takes the flow level's network efficiency fitted to the
+                // segment level (0.914): 17.4% / 8.4% mid and bandwidth-bound without it.
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 13, 0.018, 0.062},
-                {"out-of-sample", "multi-node", "H100", "mid", 19, 0.174, 0.387},
-                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.084, 0.261},
+                {"out-of-sample", "multi-node", "H100", "mid", 19, 0.126, 0.387},
+                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.032, 0.198},
                 // CoreWeave's 2- and 20-rack NVL72 sweeps (NVLSTree; the single rack fitted GB200's NVLS
                 // efficiency): 2 racks 4-36% fast, 20 racks 52-77% fast; nccl#1801's three NVL4 and NVL8
                 // partitions at 16 GiB: the ring 5-6% slow, the tree (Simple, as NCCL's tuner prices it
@@ -114,7 +116,7 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   for (const auto& g : doc["summary"])
     if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node" && g["gpu"] == "H100") {
       INFO(g.dump());
-      const std::map<std::string, int> within = {{"latency-bound", 13}, {"mid", 6}, {"bandwidth-bound", 21}};
+      const std::map<std::string, int> within = {{"latency-bound", 13}, {"mid", 7}, {"bandwidth-bound", 29}};
       CHECK(g["within_10_percent"].get<int>() >= within.at(g["regime"].get<std::string>()));
     }
   // The latency-bound rows by launch: the per-call base was fitted on one process driving 4 GPUs
@@ -132,8 +134,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   CHECK(launches[{"out-of-sample", 1}]["sizes"] == 13);
   CHECK(launches[{"out-of-sample", 1}]["median_error"].get<double>() <= 0.018 + kErrorMargin);
   CHECK(launches[{"out-of-sample", 8}]["sizes"] == 1);
-  // Every family together (README: 5.4% and 2.1%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.054 + kErrorMargin);
+  // Every family together (README: 3.4% and 2.1%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.034 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.021 + kErrorMargin);
   // The rows left out, each with both of its timings: 14 of the file's 249 rows that have two.
   CHECK(doc["left_out_rows"].size() == 14);
@@ -163,8 +165,9 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
       for (const auto& row : ds["rows"]) CHECK_FALSE(row["counted"].get<bool>());
 }
 
-TEST_CASE("accuracy: issue 15's targets per data set: 11 of 29 out-of-sample checks met (the 4-node VMware run 2.6% from 1 KiB, "
-          "nccl-tests#309's second cluster, the NVL72 racks, nccl#1801's trees and nccl#2343's B200 LL128 not), each median the one of its counted rows",
+TEST_CASE("accuracy: issue 15's targets per data set: 13 of 29 out-of-sample checks met (the 4-node VMware run 1.6% from 1 KiB, "
+          "the second cluster's 4 nodes 3.8% from 64 MiB, but not its 8 nodes, the NVL72 racks, nccl#1801's trees and nccl#2343's B200 LL128), "
+          "each median the one of its counted rows",
           "[accuracy]") {
   const json doc = validate();
   // Each check's median, recomputed from the data set's counted rows.
@@ -197,13 +200,18 @@ TEST_CASE("accuracy: issue 15's targets per data set: 11 of 29 out-of-sample che
     CHECK(t["median_error"].get<double>() == Approx(median).margin(1e-4));
     CHECK(t["met"].get<bool>() == (t["median_error"].get<double>() <= t["target"].get<double>()));
   }
-  CHECK((met_of["out-of-sample"] == std::pair{11, 29}));
+  CHECK((met_of["out-of-sample"] == std::pair{13, 29}));
   CHECK((met_of["in-sample"] == std::pair{9, 13}));
   const auto& vmware = *checks.at({"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", "from 1 KiB"});
-  CHECK(vmware["median_error"].get<double>() <= 0.026 + kErrorMargin);
+  CHECK(vmware["median_error"].get<double>() <= 0.016 + kErrorMargin);
   CHECK(vmware["sizes"] == 24);
-  for (const char* id : {"h100_32gpu_4node_all_reduce_ib400_cluster2_issue309", "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309",
-                         "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme",
+  // The second cluster's four nodes meet both targets (7.6% from 1 KiB, 3.8% from 64 MiB).
+  for (const char* range : {"from 1 KiB", "from 64 MiB"}) {
+    const auto& four = *checks.at({"h100_32gpu_4node_all_reduce_ib400_cluster2_issue309", range});
+    INFO(range);
+    CHECK(four["met"].get<bool>());
+  }
+  for (const char* id : {"h100_64gpu_8node_all_reduce_ib400_cluster2_issue309", "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme",
                          "gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801",
                          "b200_2gpu_all_reduce_ring_ll128_1G_nccl2.31_pr2343"}) {
     INFO(id);
@@ -261,7 +269,7 @@ TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, lar
 }
 
 TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's InfiniBand pair (1-256 MiB: worst 10.9%) and four held-out VMs "
-          "(32-128 MiB: worst 9.4%)",
+          "(32-128 MiB: worst 3.8%)",
           "[accuracy]") {
   // Its chunk as NCCL's and the leaf's in-switch reduction holding the first
   // chunk whole: the 8-256 MiB rows were 7-22% fast before (README, Accuracy).
@@ -271,7 +279,8 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's InfiniBand pair (1
   // on four nodes, whose NVLSTree it prices at half speed. Both ran one
   // process per GPU; the pair fitted that launch's per-call base (its small
   // sizes only; the base is paid on every call, so these rows moved 10 us
-  // faster: pair 9.3% -> 10.9% worst, VMs 7.7% -> 9.4%).
+  // faster: pair 9.3% -> 10.9% worst, VMs 7.7% -> 9.4%). The VMs' four nodes then took the flow
+  // level's NVLSTree efficiency beyond two nodes (fitted to the segment level): 9.4% -> 3.8%.
   const json doc = validate();
   const struct {
     const char* id;
@@ -279,7 +288,7 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's InfiniBand pair (1
     double worst;
     int rows;
   } claims[] = {{"h100_16gpu_2node_all_reduce_ib_ndr_nccl2.26_issue309", 1ull << 20, 256ull << 20, 0.109, 9},
-                {"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", 32ull << 20, 128ull << 20, 0.094, 3}};
+                {"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", 32ull << 20, 128ull << 20, 0.038, 3}};
   for (const auto& c : claims) {
     int rows = 0;
     double worst = 0;
@@ -299,7 +308,7 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's InfiniBand pair (1
 }
 
 TEST_CASE("accuracy: reported plateaus (nccl-tests#212, nccl#1455, nccl#2140, nccl-tests#309) out-of-sample 9 figures, median 0.8%, "
-          "worst 1.4%, and the two the NVLink efficiencies came from in-sample, and across nodes (nccl#1221, RoCE) 2 figures, median 13.9%",
+          "worst 1.4%, and the two the NVLink efficiencies came from in-sample, and across nodes (nccl#1221, RoCE) 2 figures, median 9.8%",
           "[accuracy][figures]") {
   const json doc = validate();
   const json& out = doc["reported_figures_summary"]["out_of_sample"];
@@ -311,10 +320,10 @@ TEST_CASE("accuracy: reported plateaus (nccl-tests#212, nccl#1455, nccl#2140, nc
   CHECK(in["figures"] == 2);
   CHECK(in["worst_error"].get<double>() <= 0.041 + kErrorMargin);
   // Across nodes: nccl#1221's four HGX H100 nodes on 400 Gb/s RoCE reach 320 GB/s with NVLS on or
-  // off; fabsim is optimistic there (NVLSTree 365.9, Ring 377.7 GB/s), as issue 15 found for RoCE.
+  // off; fabsim is optimistic there (NVLSTree 334.8, Ring 377.7 GB/s), as issue 15 found for RoCE.
   const json& across = doc["reported_figures_summary"]["out_of_sample_multi_node"];
   CHECK(across["figures"] == 2);
-  CHECK(across["median_error"].get<double>() <= 0.139 + kErrorMargin);
+  CHECK(across["median_error"].get<double>() <= 0.098 + kErrorMargin);
   CHECK(across["worst_error"].get<double>() <= 0.153 + kErrorMargin);
   CHECK(doc["reported_figures_summary"]["in_sample_multi_node"]["figures"] == 0);
   std::map<std::string, std::string> sample;  // "id row" -> sample
@@ -522,7 +531,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, NCCL's default across nodes within 13.1%)",
+TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, NCCL's default across nodes within 18.8%)",
           "[accuracy][flow]") {
   // The grid --model auto switches over: 64 KiB - 256 MiB (x4) on 2-32 GPUs, one box and across nodes.
   struct Cell {
@@ -536,9 +545,10 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100-2node", "-g 16 --algo ring", 0.056},
                                             {"ib-fat-tree-1024", "-g 32 --algo ring", 0.070},
                                             // NCCL's default across nodes, Tree then NVLSTree: within 5% to 4 MiB, NVLSTree's
-                                            // 16-64 MiB apart by up to 13% (README, Models).
+                                            // 16-64 MiB apart by up to 19%, the flow level the slower since its network
+                                            // efficiency beyond two nodes, fitted at 1-2 GiB (13% before; README, Models).
                                             {"hgx-h100-2node", "-g 16", 0.067},
-                                            {"ib-fat-tree-1024", "-g 32", 0.131}}) {
+                                            {"ib-fat-tree-1024", "-g 32", 0.188}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");

@@ -91,3 +91,32 @@ TEST_CASE("NVLSTree needs two nodes", "[plan][nvls]") {
   const auto layout = testing::node_layout(1, 8);
   CHECK_THROWS_AS(traces::plan_nvls_tree({8, 1 << 20, 16, 4}, testing::nvls_params(), testing::simple_protocol(), layout.domain, layout.rail), std::invalid_argument);
 }
+
+TEST_CASE("NVLSTree's flow-level network efficiency: beyond two nodes, at the flow level only, on the network hops only",
+          "[plan][nvls]") {
+  auto nvls = testing::nvls_params();
+  nvls.tree_payload_efficiency = 0.775;
+  nvls.flow_tree_network_efficiency = 0.914;
+  const auto simple = testing::simple_protocol();
+  for (int nodes : {2, 3, 4, 8}) {
+    const auto layout = testing::node_layout(nodes, 8);
+    for (bool flow_level : {false, true}) {
+      INFO(nodes << " nodes, " << (flow_level ? "flow" : "segment") << " level");
+      const auto plan = traces::plan_nvls_tree({nodes * 8, 1ull << 30, 16, 4}, nvls, simple, layout.domain, layout.rail, flow_level);
+      const double network = flow_level && nodes > 2 ? simple.payload_efficiency * 0.914 : simple.payload_efficiency;
+      CHECK(plan.payload_efficiency == Approx(network));
+      // The switch's reductions and stores keep NVLSTree's in-node efficiency.
+      for (const auto& t : plan.transfers) {
+        if (t.kind == TransferKind::kPointToPoint) {
+          CHECK(plan.efficiency_of(t) == Approx(network));
+        } else {
+          CHECK(plan.efficiency_of(t) == Approx(0.775));
+        }
+      }
+    }
+  }
+  // Absent, every level keeps the rate.
+  const auto layout = testing::node_layout(4, 8);
+  const auto plan = traces::plan_nvls_tree({32, 1ull << 30, 16, 4}, testing::nvls_params(), simple, layout.domain, layout.rail, true);
+  CHECK(plan.payload_efficiency == Approx(simple.payload_efficiency));
+}
