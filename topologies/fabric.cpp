@@ -23,6 +23,7 @@ Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), o
   if (options_.segment_size == 0) throw core::ConfigError("<options>", "/segment_size", "expected a segment size > 0");
   std::vector<sc_core::sc_vector<sc_core::sc_port<models::LinkTransmitter>>*> out_ports(spec.devices.size(), nullptr);
   std::vector<sc_core::sc_export<models::SegmentSink>*> in_exports(spec.devices.size(), nullptr);
+  segment_limit_.assign(spec.devices.size(), options_.segment_size);
   for (std::size_t d = 0; d < spec.devices.size(); ++d) {
     const auto& dev = spec.devices[d];
     const std::size_t ports = graph_.ports(static_cast<int>(d)).size();
@@ -41,6 +42,8 @@ Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), o
         const auto& model = spec.catalogue.nics.at(dev.model);
         params = {model.pcie_ports + model.network_ports, model.message_latency, model.input_buffer, false};
       }
+      if (dev.kind == DeviceKind::kSwitch && params.input_buffer != 0 && is_network(spec.catalogue.switches.at(dev.model).link_kind))
+        segment_limit_[d] = std::clamp<Bytes>(params.input_buffer / kSegmentsPerNetworkBuffer, 1, options_.segment_size);
       switches_.push_back(std::make_unique<models::CrossbarSwitch>(module_name(dev.name).c_str(), params, ports));
       out_ports[d] = &switches_.back()->out;
       in_exports[d] = &switches_.back()->in;
@@ -201,6 +204,15 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
   }
 }
 
+Bytes Fabric::segment_size_on(const FabricPath& path) const {
+  Bytes limit = options_.segment_size;
+  for (const auto& hop : path.hops) {
+    const auto& link = spec_.links[static_cast<std::size_t>(hop.link)];
+    limit = std::min(limit, segment_limit_[static_cast<std::size_t>(hop.reverse ? link.a : link.b)]);
+  }
+  return limit;
+}
+
 void Fabric::send_point_to_point(const models::TransferRequest& request) {
   const TimePs now = core::now_ps();
   const auto& paths = graph_.paths(request.source, request.destination, request.flow);
@@ -225,7 +237,8 @@ void Fabric::send_point_to_point(const models::TransferRequest& request) {
                                                       paths[i].bottleneck.bytes_per_second / total_weight));
     assigned += bytes;
     if (bytes == 0) continue;
-    const auto segments = static_cast<std::uint32_t>((bytes + options_.segment_size - 1) / options_.segment_size);
+    const Bytes segment_size = segment_size_on(paths[i]);
+    const auto segments = static_cast<std::uint32_t>((bytes + segment_size - 1) / segment_size);
     shares.push_back({&paths[i], bytes, segments});
     segment_count += segments;
   }

@@ -88,7 +88,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, B200 two-rank LL128 33.9%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 12.6% / 3.2%, GB200 across racks 18.7%, worst 77% on 20 NVL72 racks)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 12.6% / 3.2%, GB200 across racks 17.4%, worst 77% on 20 NVL72 racks)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -110,8 +110,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 // CoreWeave's 2- and 20-rack NVL72 sweeps (NVLSTree; the single rack fitted GB200's NVLS
                 // efficiency): 2 racks 4-36% fast, 20 racks 52-77% fast; nccl#1801's three NVL4 and NVL8
                 // partitions at 16 GiB: the ring 5-6% slow, the tree (Simple, as NCCL's tuner prices it
-                // there, at the segment level) 17% and 12% slow.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.187, 0.772}});
+                // there, at the segment level) 3% and 5% slow.
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.174, 0.772}});
   // How many rows each multi-node median speaks for: sizes within issue 15's 10% target.
   for (const auto& g : doc["summary"])
     if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node" && g["gpu"] == "H100") {
@@ -165,8 +165,9 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
       for (const auto& row : ds["rows"]) CHECK_FALSE(row["counted"].get<bool>());
 }
 
-TEST_CASE("accuracy: issue 15's targets per data set: 13 of 29 out-of-sample checks met (the 4-node VMware run 1.6% from 1 KiB, "
-          "the second cluster's 4 nodes 3.8% from 64 MiB, but not its 8 nodes, the NVL72 racks, nccl#1801's trees and nccl#2343's B200 LL128), "
+TEST_CASE("accuracy: issue 15's targets per data set: 16 of 29 out-of-sample checks met (the 4-node VMware run 1.6% from 1 KiB, "
+          "the second cluster's 4 nodes 3.8% from 64 MiB, nccl#1801's NVL4 tree 3.4%, but not the second cluster's 8 nodes, the NVL72 racks, "
+          "nccl#1801's NVL8 tree at 16 GiB (5.3%) and nccl#2343's B200 LL128), "
           "each median the one of its counted rows",
           "[accuracy]") {
   const json doc = validate();
@@ -200,7 +201,7 @@ TEST_CASE("accuracy: issue 15's targets per data set: 13 of 29 out-of-sample che
     CHECK(t["median_error"].get<double>() == Approx(median).margin(1e-4));
     CHECK(t["met"].get<bool>() == (t["median_error"].get<double>() <= t["target"].get<double>()));
   }
-  CHECK((met_of["out-of-sample"] == std::pair{13, 29}));
+  CHECK((met_of["out-of-sample"] == std::pair{16, 29}));
   CHECK((met_of["in-sample"] == std::pair{9, 13}));
   const auto& vmware = *checks.at({"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", "from 1 KiB"});
   CHECK(vmware["median_error"].get<double>() <= 0.016 + kErrorMargin);
@@ -212,11 +213,18 @@ TEST_CASE("accuracy: issue 15's targets per data set: 13 of 29 out-of-sample che
     CHECK(four["met"].get<bool>());
   }
   for (const char* id : {"h100_64gpu_8node_all_reduce_ib400_cluster2_issue309", "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme",
-                         "gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801",
-                         "b200_2gpu_all_reduce_ring_ll128_1G_nccl2.31_pr2343"}) {
+                         "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801", "b200_2gpu_all_reduce_ring_ll128_1G_nccl2.31_pr2343"}) {
     INFO(id);
     CHECK_FALSE((*checks.at({id, "from 64 MiB"}))["met"].get<bool>());
   }
+  // nccl#1801's forced trees, NIC-bound, at the segment level: since a network path's segments
+  // are cut to a sixteenth of a switch's input buffer, NVL4 within 3.4%, NVL8 5.3% slow (17.2% and
+  // 12.4% when whole 512 KiB segments stalled the rail switches' inputs).
+  const auto& nvl4_tree = *checks.at({"gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "from 64 MiB"});
+  CHECK(nvl4_tree["met"].get<bool>());
+  CHECK(nvl4_tree["median_error"].get<double>() <= 0.034 + kErrorMargin);
+  CHECK((*checks.at({"gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801", "from 64 MiB"}))["median_error"].get<double>() <=
+        0.053 + kErrorMargin);
   // nccl#1801's rings, NIC-bound: within 10% from 1 KiB, not within 5% at 16 GiB (5.1% and 5.7% slow).
   for (const char* id : {"gb200_12gpu_3rack_nvl4_all_reduce_ring_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_ring_nccl2.27_issue1801"}) {
     INFO(id);
@@ -464,13 +472,14 @@ TEST_CASE("accuracy: Blackwell on NCCL's Blackwell figures, 8x B200 against 8x B
 }
 
 TEST_CASE("accuracy: nccl#1801's forced tree across three GB200 partitions takes Simple, as its rate says NCCL did: "
-          "-2.6% and -2.3% at the flow level, -14.7% on NVL4 at the segment level",
+          "-2.6% and -2.3% at the flow level, -3.3% on NVL4 at the segment level",
           "[accuracy][blackwell]") {
   // Measured 234.4 (NVL4, 12 GPUs) and 485.7 GB/s (NVL8, 24) at 16 GiB: above what LL128's
   // 120-of-128-byte lines allow at the rings' NIC rate (225 and 451), so NCCL ran Simple. Its
   // tuner does: from 512 MiB a tree's bandwidth takes no treeCorrectionFactor, so Simple's 0.92
-  // beats LL128's 0.92 x 120/128. The segment level loses a further tenth to its switches' input
-  // buffers (NVL8 there: 432.3, -11.0%, not run here: 35 s).
+  // beats LL128's 0.92 x 120/128. The segment level is within 1% of the flow level on NVL4 (NVL8
+  // there: 461.1, -5.1%, not run here: 45 s); with whole 512 KiB segments in the rail switches'
+  // 1 MiB input buffers it lost a tenth to head-of-line stalls (200.0 and 432.3).
   const std::string args = "-b 16G -e 16G --algo tree --nccl-version 2.27.3";
   for (const char* topology : {"gb200-nvl4-3rack", "gb200-nvl8-3rack"}) {
     const json row = rows(topology, args + " --model flow")[0];
@@ -478,7 +487,7 @@ TEST_CASE("accuracy: nccl#1801's forced tree across three GB200 partitions takes
     CHECK(row["protocol"] == "Simple");
     check_figure(row["busbw_GBps"].get<double>(), std::string(topology) == "gb200-nvl4-3rack" ? 228.4 : 474.6);
   }
-  check_figure(busbw("gb200-nvl4-3rack", args + " --model segment"), 200.0);
+  check_figure(busbw("gb200-nvl4-3rack", args + " --model segment"), 226.7);
 }
 
 namespace {
@@ -511,7 +520,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 32.8%, 7.0%, 32.3% and 73.2%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 32.8%, 7.0%, 11.8% and 73.2%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -523,7 +532,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
                                               {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.328},
                                               {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.070},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
-                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.323},
+                                              {"hgx-h100-2node", "-b 8 -e 1G", 0.118},
                                               {"hgx-h100-2node", "--op broadcast -b 8 -e 1G", 0.732}}) {
     const double worst = worst_flow_difference(rows(sweep.topology, sweep.args + " --model segment"), rows(sweep.topology, sweep.args + " --model flow"));
     INFO(sweep.topology << " " << sweep.args << ": worst flow/segment difference " << 100 * worst << "%");
@@ -542,7 +551,7 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100", "-g 4", 0.046},
                                             {"hgx-h100", "-g 8", 0.040},
                                             {"hgx-h100", "-g 8 --algo ring", 0.022},
-                                            {"hgx-h100-2node", "-g 16 --algo ring", 0.056},
+                                            {"hgx-h100-2node", "-g 16 --algo ring", 0.050},
                                             {"ib-fat-tree-1024", "-g 32 --algo ring", 0.070},
                                             // NCCL's default across nodes, Tree then NVLSTree: within 5% to 4 MiB, NVLSTree's
                                             // 16-64 MiB apart by up to 19%, the flow level the slower since its network
