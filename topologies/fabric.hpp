@@ -33,6 +33,10 @@ struct FabricOptions {
 /// 216 / 211: from 16 segments per buffer the figure moves under 3%. NVLink
 /// paths keep the segment size (their fitted parameters were fitted at it).
 inline constexpr Bytes kSegmentsPerNetworkBuffer = 16;
+/// Network paths are not cut below this (the stock 1 MiB buffers give it), so
+/// a small input buffer in a user's catalogue cannot multiply a run's segments
+/// beyond the stock eightfold, which --model auto's work estimate does not count.
+inline constexpr Bytes kSmallestNetworkSegment = 64 * 1024;
 
 class Fabric : public FabricBackend, public models::DeliveryListener {
  public:

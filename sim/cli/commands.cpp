@@ -156,7 +156,7 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
                   "nccl-tests' own -g: GPUs one process drives. 1 (MPI, torchrun) takes the per-call base fitted on one process "
                   "per GPU; more, or not given, the base fitted on one thread driving 4 GPUs");
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
-  cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer")->capture_default_str();
+  cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer, not below 64 KiB")->capture_default_str();
   cmd->add_option("--model", flags->model,
                   "auto (the default: segment level where its estimated work fits about 10 s, else flow), segment (packet-train "
                   "fidelity) or flow (max-min shared bandwidth, for large fabrics)");

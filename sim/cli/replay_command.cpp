@@ -384,7 +384,7 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   add_progress_option(*cmd, f->progress);
   cmd->add_option("--whatif", f->whatif, "Rank single failures by the makespan they cost: links, devices or all (as fabsim whatif --scope)");
   cmd->add_option("-j,--jobs", f->whatif_jobs, "With --whatif: failures simulated at once (separate processes)")->capture_default_str();
-  cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer")->capture_default_str();
+  cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer, not below 64 KiB")->capture_default_str();
   cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", f->channels, "Force a channel count or auto")->capture_default_str();

@@ -80,6 +80,15 @@ TEST_CASE("a path through a network switch is cut into segments of a sixteenth o
   CHECK(probe.fabric().units_injected() == (4 << 20) / ((1 << 20) / 16));
 }
 
+TEST_CASE("a network switch's small input buffer cuts its paths no finer than 64 KiB", "[model][switch]") {
+  auto spec = three_partitions();
+  spec.catalogue.switches.at("quantum-2").input_buffer = 64 * 1024;  // a sixteenth would be 4 KiB
+  testing::FabricProbe probe(spec, 512 * 1024);
+  probe.send_at(0, 1, 0, 4, 4 << 20);
+  probe.run();
+  CHECK(probe.fabric().units_injected() == (4 << 20) / topo::kSmallestNetworkSegment);
+}
+
 namespace {
 
 /// Streams of fixed-size chunks between GPUs, each with at most `window`
