@@ -42,8 +42,8 @@ Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), o
         const auto& model = spec.catalogue.nics.at(dev.model);
         params = {model.pcie_ports + model.network_ports, model.message_latency, model.input_buffer, false};
       }
-      if (dev.kind == DeviceKind::kSwitch && params.input_buffer != 0 && is_network(spec.catalogue.switches.at(dev.model).link_kind))
-        segment_limit_[d] = std::min(options_.segment_size, std::max(params.input_buffer / kSegmentsPerNetworkBuffer, kSmallestNetworkSegment));
+      if (dev.kind == DeviceKind::kSwitch && is_network(spec.catalogue.switches.at(dev.model).link_kind))
+        segment_limit_[d] = network_segment_limit(params.input_buffer, options_.segment_size);
       switches_.push_back(std::make_unique<models::CrossbarSwitch>(module_name(dev.name).c_str(), params, ports));
       out_ports[d] = &switches_.back()->out;
       in_exports[d] = &switches_.back()->in;

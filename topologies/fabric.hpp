@@ -14,6 +14,7 @@
 #include "models/switch/crossbar_switch.hpp"
 #include "models/transport.hpp"
 #include "topologies/fabric_backend.hpp"
+#include "topologies/network_segments.hpp"
 
 namespace fabsim::topo {
 
@@ -21,22 +22,6 @@ struct FabricOptions {
   /// Largest segment a transfer is cut into on each path (the fidelity knob).
   Bytes segment_size = 512 * 1024;
 };
-
-/// How many segments an InfiniBand or Ethernet switch's input buffer holds at
-/// least: a path through one is cut into segments of at most 1/16 of its
-/// buffer. Credits are whole segments, so a buffer of two (512 KiB segments in
-/// 1 MiB) let one segment waiting for a busy output hold half of an input's
-/// credits and stall the traffic behind it for idle outputs, where a
-/// packet-level buffer of the same bytes keeps interleaving: NCCL's Tree across
-/// 4 HGX H100 nodes (512 MiB) ran at 289 / 305 / 310 / 311 GB/s with 512 / 128 /
-/// 64 / 32 KiB segments, across 3 GB200 NVL4 partitions (1 GiB) at 196 / 204 /
-/// 216 / 211: from 16 segments per buffer the figure moves under 3%. NVLink
-/// paths keep the segment size (their fitted parameters were fitted at it).
-inline constexpr Bytes kSegmentsPerNetworkBuffer = 16;
-/// Network paths are not cut below this (the stock 1 MiB buffers give it), so
-/// a small input buffer in a user's catalogue cannot multiply a run's segments
-/// beyond the stock eightfold, which --model auto's work estimate does not count.
-inline constexpr Bytes kSmallestNetworkSegment = 64 * 1024;
 
 class Fabric : public FabricBackend, public models::DeliveryListener {
  public:

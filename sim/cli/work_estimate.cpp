@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "topologies/network_segments.hpp"
 #include "topologies/nvlink_domains.hpp"
 #include "traces/nccl_test_runner.hpp"
 #include "traces/replay/trace.hpp"
@@ -64,18 +65,39 @@ void check_all_to_all_flows(double ranks, const std::string& origin) {
                                                     ranks, flows, kMaxAllToAllFlows));
 }
 
+/// The segment a run's bytes are counted in: `segment` on NVLink paths, the
+/// network cut (topologies/network_segments.hpp, 64 KiB for the stock 1 MiB
+/// switch buffers) on the share of them that crosses a network. A ring or a
+/// tree of ranks spread over d NVLink domains crosses the network on about d of
+/// its n hops; an all-to-all on every pair but those inside a domain. The
+/// harmonic mean of the two segments by those shares counts the same segments.
+/// `gpus` are the run's GPUs, in rank order.
+double counted_segment(const topo::TopologySpec& spec, const topo::NvlinkDomains& domains, const std::vector<int>& gpus,
+                       std::uint64_t segment, bool all_to_all) {
+  if (gpus.size() < 2) return static_cast<double>(segment);
+  std::vector<int> used;
+  for (int g : gpus) used.push_back(domains.domain_of_gpu[static_cast<std::size_t>(g)]);
+  std::sort(used.begin(), used.end());
+  const auto spanned = static_cast<double>(std::unique(used.begin(), used.end()) - used.begin());
+  if (spanned < 2) return static_cast<double>(segment);
+  const auto n = static_cast<double>(gpus.size());
+  const double share = all_to_all ? 1.0 - (n / spanned - 1.0) / (n - 1.0) : spanned / n;
+  const auto network = static_cast<double>(topo::network_segment_size(spec, segment));
+  return 1.0 / ((1.0 - share) / static_cast<double>(segment) + share / network);
+}
+
 }  // namespace
 
-double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops) {
+double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, double segment, int channels, int hops) {
   const double n = static_cast<double>(std::max<std::int64_t>(1, ranks));
-  const double by_size = bytes_per_rank / static_cast<double>(std::max<std::uint64_t>(1, segment));
+  const double by_size = bytes_per_rank / std::max(1.0, segment);
   const double by_steps = 2.0 * n * channels;
   return n * std::max(by_size, by_steps) * hops;
 }
 
-double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int stripes, int hops) {
+double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, double segment, int stripes, int hops) {
   const double n = static_cast<double>(std::max<std::int64_t>(2, ranks));
-  const double per_pair = std::ceil(bytes_per_rank / n / static_cast<double>(std::max<std::uint64_t>(1, segment)));
+  const double per_pair = std::ceil(bytes_per_rank / n / std::max(1.0, segment));
   return n * (n - 1) * std::max(1.0, per_pair) * stripes * hops * kAllToAllEventWeight;
 }
 
@@ -106,9 +128,10 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   const bool all_to_all = request.test.op == traces::CollectiveOp::kAllToAll;
+  const double segment = counted_segment(spec, topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size, all_to_all);
   const auto row_events = [&](core::Bytes bytes) {
-    return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), request.segment_size, nvlink_stripes(spec), hops)
-                      : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), request.segment_size, channels, hops);
+    return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), segment, nvlink_stripes(spec), hops)
+                      : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), segment, channels, hops);
   };
   const core::Bytes above = request.test.extrapolate_above;
   bool extrapolates = false;
@@ -141,6 +164,9 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
                               std::optional<traces::Algorithm> forced) {
   const int channels = channels_of(spec), hops = path_hops(spec), stripes = nvlink_stripes(spec);
   const bool in_network = reduces_in_network(spec);
+  // Placements are not known here: each job's ranks are counted on the GPUs of
+  // the same index, which spans as many NVLink domains as a packed placement.
+  const auto domains = topo::nvlink_domains(spec);
   double events = 0;
   for (const auto* trace : jobs)
     for (const auto& program : trace->programs)
@@ -153,8 +179,12 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
         // Per rank of the program: its share of the collective's events.
         const bool all_to_all = op.type == traces::TraceOpType::kAllToAll || op.type == traces::TraceOpType::kAllToAllv;
         const auto ranks = static_cast<std::int64_t>(group);
-        const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, segment, stripes, hops)
-                                                 : estimate_collective_events(ranks, 2.0 * bytes, segment, channels, hops);
+        std::vector<int> gpus;
+        if (!comm.groups.empty())
+          for (int r : comm.groups.front()) gpus.push_back(r % std::max<int>(1, static_cast<int>(spec.gpus.size())));
+        const double counted = counted_segment(spec, domains, gpus, segment, all_to_all);
+        const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, counted, stripes, hops)
+                                                 : estimate_collective_events(ranks, 2.0 * bytes, counted, channels, hops);
         const double nvls = !all_to_all && may_run_nvls(op.type == traces::TraceOpType::kAllReduce, forced, in_network) ? kNvlsEventFactor : 1.0;
         events += per_collective * nvls / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }

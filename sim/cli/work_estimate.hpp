@@ -24,16 +24,17 @@ namespace fabsim::cli {
 inline constexpr double kMaxSegmentEvents = 3e8;
 
 /// Estimated kernel events of one collective at segment level: each of the
-/// `ranks` GPUs moves `bytes_per_rank` in segments of at most `segment`
-/// bytes, and at least one segment per ring step and channel; each segment
-/// takes about `hops` events along its path.
-double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int channels, int hops);
+/// `ranks` GPUs moves `bytes_per_rank` in segments of `segment` bytes on
+/// average (smaller across a network: see work_estimate.cpp), and at least one
+/// segment per ring step and channel; each segment takes about `hops` events
+/// along its path.
+double estimate_collective_events(std::int64_t ranks, double bytes_per_rank, double segment, int channels, int hops);
 
 /// Estimated kernel events of one all-to-all at segment level: every ordered
 /// pair of the `ranks` moves its share of `bytes_per_rank` in segments of at
 /// most `segment` bytes, striped over `stripes` NVLink switch chips, each
 /// taking about `hops` events; weighted for the all-to-all's slower events.
-double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, std::uint64_t segment, int stripes, int hops);
+double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, double segment, int stripes, int hops);
 
 /// `--model auto` takes the segment level up to this many estimated kernel
 /// events (about 10 s at the 3 M events/s of the stock sweeps on a 2-core

@@ -3,8 +3,12 @@
 // choose it, as an nccl-test run does.
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "sim/cli/simulation_request.hpp"
 #include "sim/cli/work_estimate.hpp"
+#include "topologies/topology_spec.hpp"
 #include "test_support.hpp"
 #include "traces/replay/trace_loader.hpp"
 
@@ -25,4 +29,26 @@ TEST_CASE("a replay's all-reduces on a fabric that reduces in its switches count
 
   const auto a100 = topo::load_topology(testing::source_path("topologies/dgx-a100.json"));  // NVSwitch gen2: no reduction in the switch
   CHECK(cli::estimate_replay_events(jobs, a100, kSegment) == Approx(cli::estimate_replay_events(jobs, a100, kSegment, traces::Algorithm::kRing)));
+}
+
+TEST_CASE("across nodes the estimate counts the network's smaller segments: a ring over two HGX H100 nodes takes within "
+          "a factor of 2 of the events estimated",
+          "[estimate]") {
+  // Paths through an InfiniBand switch are cut into 64 KiB segments (1/16 of its 1 MiB input buffer), eight times
+  // the 512 KiB elsewhere; 2 of the ring's 16 hops cross the network. Counting every segment at 512 KiB put the
+  // estimate at 0.45 of the run.
+  cli::SimulationRequest request;
+  request.topology_path = testing::source_path("topologies/hgx-h100-2node.json");
+  request.test.min_bytes = request.test.max_bytes = 256ull << 20;
+  request.test.algorithm = "ring";
+  request.model_auto = false;
+  request.format = report::OutputFormat::kJson;
+  const auto spec = topo::load_topology(request.topology_path);
+  const double estimated = cli::estimate_run_events(request, spec);
+
+  std::ostringstream out, err;
+  cli::execute(request, out, err);
+  const auto events = nlohmann::json::parse(out.str())["meta"]["kernel_events"].get<double>();
+  CHECK(events / estimated > 0.5);
+  CHECK(events / estimated < 2.0);
 }
