@@ -8,6 +8,7 @@
 #include <numeric>
 #include <ostream>
 
+#include "sim/calibration/known_gaps.hpp"
 #include "sim/cli/work_estimate.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/kernel.hpp"
@@ -41,7 +42,8 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   auto& fabric = *backend;
   schedule_faults(fabric, faults, request.faults);
   core::ProgressLine progress(err, core::progress_wanted(request.progress), "sizes");
-  const traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test, &progress);
+  traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test, &progress);
+  for (auto& warning : calibration::known_gap_warnings(spec, ranks, request.test)) result.warnings.push_back(std::move(warning));
   const auto links = fabric.link_usage(result.simulated);
 
   report::RunDescription run;

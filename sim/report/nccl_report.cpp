@@ -161,8 +161,8 @@ nlohmann::json to_json(const RunDescription& run, const traces::NcclTestResult& 
   if (run.extrapolate_above > 0) {
     doc["meta"]["extrapolated_above_bytes"] = run.extrapolate_above;
     doc["meta"]["probes"] = result.probes;
-    doc["meta"]["warnings"] = result.warnings;
   }
+  if (run.extrapolate_above > 0 || !result.warnings.empty()) doc["meta"]["warnings"] = result.warnings;
   if (!run.faults.empty()) doc["meta"]["faults"] = faults_json(run.faults, run.fault_events);
   if (links != nullptr) doc["links"] = links_json(*links);
   return doc;

@@ -1,0 +1,38 @@
+// Runs in a regime where validate finds fabsim far off the only measurement
+// there are told so (the end-to-end test covers GPUDirect-TCPXO).
+
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "sim/calibration/known_gaps.hpp"
+#include "test_support.hpp"
+
+using namespace fabsim;
+
+namespace {
+std::vector<int> first_ranks(std::size_t n) {
+  std::vector<int> ranks(n);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
+}
+}  // namespace
+
+TEST_CASE("an all-reduce over more than two NVL72 racks is warned of: the one measurement reaches a quarter to a half of "
+          "fabsim's busbw, where two racks and other collectives are not",
+          "[accuracy]") {
+  const auto twenty = topo::load_topology(testing::source_path("topologies/gb200-nvl72-20rack.json"));
+  traces::NcclTestConfig test;
+  test.min_bytes = test.max_bytes = 1ull << 30;
+  const auto all = calibration::known_gap_warnings(twenty, first_ranks(twenty.gpus.size()), test);
+  REQUIRE(all.size() == 1);
+  CHECK_THAT(all[0], Catch::Contains("beyond two NVL72 racks"));
+  CHECK(calibration::known_gap_warnings(twenty, first_ranks(3 * 72), test).size() == 1);  // three racks of the twenty
+  CHECK(calibration::known_gap_warnings(twenty, first_ranks(2 * 72), test).empty());
+  test.op = traces::CollectiveOp::kAllGather;  // warnings follow measurements: none of this one
+  CHECK(calibration::known_gap_warnings(twenty, first_ranks(twenty.gpus.size()), test).empty());
+
+  const auto two = topo::load_topology(testing::source_path("topologies/gb200-nvl72-2rack.json"));
+  test.op = traces::CollectiveOp::kAllReduce;
+  CHECK(calibration::known_gap_warnings(two, first_ranks(two.gpus.size()), test).empty());
+}
