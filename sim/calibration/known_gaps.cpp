@@ -1,8 +1,7 @@
 #include "sim/calibration/known_gaps.hpp"
 
 #include <algorithm>
-
-#include "topologies/nvlink_domains.hpp"
+#include <set>
 
 namespace fabsim::calibration {
 
@@ -14,50 +13,63 @@ constexpr std::size_t kBoardGpus = 8;
 /// The NIC model of GCP's GPUDirect-TCPXO in the stock catalogue.
 constexpr const char* kTcpxoNic = "gpudirect-tcpxo";
 
-struct Span {
-  std::size_t domains = 0;       ///< NVLink domains the ranks use
-  std::size_t rack_domains = 0;  ///< of them, domains of more than a board's GPUs
-};
+const char* const kRacksWarning =
+    "not validated beyond two NVL72 racks: the one measurement there (CoreWeave, 20 racks, NCCL 2.26.2) reaches a quarter "
+    "to a half of the all-reduce busbw fabsim gives from 512 MiB to 16 GiB, and no model change here has explained it (README, Known gaps)";
 
-Span span_of(const topo::TopologySpec& spec, const std::vector<int>& ranks) {
-  const auto domains = topo::nvlink_domains(spec);
-  std::vector<std::size_t> size(static_cast<std::size_t>(domains.count), 0);
-  for (int d : domains.domain_of_gpu) ++size[static_cast<std::size_t>(d)];
-  std::vector<int> used;
-  for (int r : ranks) used.push_back(domains.domain_of_gpu.at(static_cast<std::size_t>(r)));
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
-  Span span{used.size(), 0};
-  for (int d : used) span.rack_domains += size[static_cast<std::size_t>(d)] > kBoardGpus ? 1 : 0;
-  return span;
-}
-
-bool has_nic_model(const topo::TopologySpec& spec, const std::string& model) {
-  return std::any_of(spec.devices.begin(), spec.devices.end(),
-                     [&](const topo::DeviceSpec& d) { return d.kind == topo::DeviceKind::kNic && d.model == model; });
-}
+const char* const kTcpxoWarning =
+    "over GPUDirect-TCPXO the one measured all-reduce sweep (2 A3 Mega VMs) is 1.3-3.2 times slower than fabsim from 1 MiB "
+    "to 256 MiB: GCP's tuner plugin chooses NCCL's algorithms there and its configuration is not public (README, Known gaps)";
 
 }  // namespace
 
-std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<int>& ranks,
-                                            const traces::NcclTestConfig& test) {
-  std::vector<std::string> warnings;
-  if (test.op != traces::CollectiveOp::kAllReduce) return warnings;
-  const Span span = span_of(spec, ranks);
+KnownGaps::KnownGaps(const topo::TopologySpec& spec) : domains_(topo::nvlink_domains(spec)) {
+  domain_size_.assign(static_cast<std::size_t>(domains_.count), 0);
+  for (int d : domains_.domain_of_gpu) ++domain_size_[static_cast<std::size_t>(d)];
+  tcpxo_ = std::any_of(spec.devices.begin(), spec.devices.end(),
+                       [](const topo::DeviceSpec& d) { return d.kind == topo::DeviceKind::kNic && d.model == kTcpxoNic; });
+}
+
+std::vector<std::string> KnownGaps::warnings(traces::CollectiveOp op, core::Bytes min_bytes, core::Bytes max_bytes,
+                                             const std::vector<int>& gpus) const {
+  std::vector<std::string> out;
+  if (op != traces::CollectiveOp::kAllReduce) return out;
+  std::vector<int> used;
+  for (int g : gpus) used.push_back(domains_.domain_of_gpu.at(static_cast<std::size_t>(g)));
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  const auto racks = std::count_if(used.begin(), used.end(), [&](int d) { return domain_size_[static_cast<std::size_t>(d)] > kBoardGpus; });
   // CoreWeave's 20-rack sweep (gb200_1440gpu_20rack_all_reduce_coreweave_readme, held out): 406 GB/s busbw at
   // 16 GiB and 151 at 512 MiB, where fabsim gives 856 and 661; forcing Ring or Tree does not close it. 2 racks are
   // within 5-27%.
-  if (span.rack_domains > 2)
-    warnings.emplace_back(
-        "not validated beyond two NVL72 racks: the one measurement there (CoreWeave, 20 racks, NCCL 2.26.2) reaches a quarter "
-        "to a half of the all-reduce busbw fabsim gives from 512 MiB to 16 GiB, and no model change here has explained it (README, Known gaps)");
+  if (racks > 2) out.emplace_back(kRacksWarning);
   // The A3 Mega all-reduce sweep (h100_16gpu_2node_all_reduce_gcp_a3mega) is 1.3-3.2x slower than fabsim from
   // 1 MiB to 256 MiB, though TCPXO's rate and per-call cost were fitted on it; GCP's tuner plugin chooses there.
-  if (span.domains > 1 && has_nic_model(spec, kTcpxoNic) && test.min_bytes <= (256ull << 20) && test.max_bytes >= (1ull << 20))
-    warnings.emplace_back(
-        "over GPUDirect-TCPXO the one measured all-reduce sweep (2 A3 Mega VMs) is 1.3-3.2 times slower than fabsim from 1 MiB "
-        "to 256 MiB: GCP's tuner plugin chooses NCCL's algorithms there and its configuration is not public (README, Known gaps)");
-  return warnings;
+  if (used.size() > 1 && tcpxo_ && min_bytes <= (256ull << 20) && max_bytes >= (1ull << 20)) out.emplace_back(kTcpxoWarning);
+  return out;
+}
+
+std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<int>& ranks,
+                                            const traces::NcclTestConfig& test) {
+  return KnownGaps(spec).warnings(test.op, test.min_bytes, test.max_bytes, ranks);
+}
+
+std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<traces::ReplayJob>& jobs) {
+  const KnownGaps gaps(spec);
+  std::set<std::string> found;
+  for (const auto& job : jobs) {
+    std::set<std::pair<int, core::Bytes>> seen;  // (communicator, bytes): each checked once
+    for (const auto& program : job.trace->programs)
+      for (const auto& op : program.ops) {
+        if (op.type != traces::TraceOpType::kAllReduce || op.comm < 0 || !seen.emplace(op.comm, op.bytes).second) continue;
+        for (const auto& group : job.trace->communicators[static_cast<std::size_t>(op.comm)].groups) {
+          std::vector<int> gpus;
+          for (int r : group) gpus.push_back(job.gpu_of_rank.at(static_cast<std::size_t>(r)));
+          for (auto& w : gaps.warnings(traces::CollectiveOp::kAllReduce, op.bytes, op.bytes, gpus)) found.insert(std::move(w));
+        }
+      }
+  }
+  return {found.begin(), found.end()};
 }
 
 }  // namespace fabsim::calibration

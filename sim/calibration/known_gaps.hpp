@@ -7,14 +7,33 @@
 #include <string>
 #include <vector>
 
+#include "topologies/nvlink_domains.hpp"
 #include "topologies/topology_spec.hpp"
 #include "traces/nccl_test_runner.hpp"
+#include "traces/replay/replay_engine.hpp"
 
 namespace fabsim::calibration {
 
-/// The warnings for an nccl-test sweep `test` on the GPUs `ranks` of `spec`
-/// (empty where no known gap applies).
+class KnownGaps {
+ public:
+  /// Reads what the gaps depend on from `spec` (its NVLink domains, its NICs); `spec` must outlive this.
+  explicit KnownGaps(const topo::TopologySpec& spec);
+
+  /// The warnings for a collective `op` of `min_bytes` to `max_bytes` on the GPUs `gpus` (empty where no gap applies).
+  std::vector<std::string> warnings(traces::CollectiveOp op, core::Bytes min_bytes, core::Bytes max_bytes,
+                                    const std::vector<int>& gpus) const;
+
+ private:
+  topo::NvlinkDomains domains_;
+  std::vector<std::size_t> domain_size_;
+  bool tcpxo_ = false;
+};
+
+/// The warnings for an nccl-test sweep `test` on the GPUs `ranks` of `spec`.
 std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<int>& ranks,
                                             const traces::NcclTestConfig& test);
+
+/// The warnings for replaying `jobs` on `spec`: each all-reduce on the GPUs of its communicator's groups, once each.
+std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<traces::ReplayJob>& jobs);
 
 }  // namespace fabsim::calibration

@@ -14,6 +14,7 @@
 #include "sim/cli/progress_option.hpp"
 #include "sim/cli/simulation_request.hpp"
 #include "sim/cli/whatif_command.hpp"
+#include "sim/calibration/known_gaps.hpp"
 #include "sim/cli/work_estimate.hpp"
 #include "sim/core/data_root.hpp"
 #include "sim/core/error.hpp"
@@ -267,7 +268,8 @@ int run_replay(const ReplayFlags& f) {
 
   report::ReplayDescription run{f.topology, spec.name, model, result.timer_events + fabric->backend_events(),
                                 {f.command_line, spec.catalogue.file, f.calibration}, fault_request.faults, fabric->fault_events(),
-                                traces::nccl_tuner_description(traces::parse_nccl_version(f.nccl_version))};
+                                traces::nccl_tuner_description(traces::parse_nccl_version(f.nccl_version)),
+                                calibration::known_gap_warnings(spec, loaded.jobs)};
   if (f.format == "json") {
     std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
   } else {

@@ -182,6 +182,7 @@ void write_replay_table(std::ostream& out, const ReplayDescription& run, const s
   fmt::print(out, "fabsim replay on {} ({}), {} model: makespan {:.3f} us, {} collective/p2p launches\n", run.topology_name,
              run.topology_file, run.model, us(result.makespan), result.collectives);
   fmt::print(out, "NCCL tuner: {}\n", run.nccl_tuner);
+  for (const auto& w : run.warnings) fmt::print(out, "Warning: {}\n", w);
   write_fault_lines(out, run.faults, run.fault_events);
   for (const auto& e : run.fault_events) {
     const auto impact = fault_impact(jobs, result, e.at);
@@ -203,6 +204,7 @@ nlohmann::json replay_to_json(const ReplayDescription& run, const std::vector<Re
   json doc;
   doc["format"] = "fabsim-replay/1";
   doc["meta"] = {{"provenance", provenance_json(run.provenance)}, {"nccl_tuner", run.nccl_tuner}};
+  if (!run.warnings.empty()) doc["meta"]["warnings"] = run.warnings;
   if (!run.faults.empty()) {
     json faults = faults_json(run.faults, run.fault_events);
     for (auto& f : faults)

@@ -23,6 +23,7 @@ struct ReplayDescription {
   std::vector<topo::FaultSpec> faults;         ///< as asked
   std::vector<topo::FaultEvent> fault_events;  ///< what the timed ones did
   std::string nccl_tuner;  ///< whose tuner constants chose (traces::nccl_tuner_description)
+  std::vector<std::string> warnings;  ///< figures to doubt (calibration::known_gap_warnings)
 };
 
 void write_replay_table(std::ostream& out, const ReplayDescription& run, const std::vector<traces::ReplayJob>& jobs,

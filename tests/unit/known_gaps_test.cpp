@@ -7,6 +7,7 @@
 
 #include "sim/calibration/known_gaps.hpp"
 #include "test_support.hpp"
+#include "traces/replay/trace.hpp"
 
 using namespace fabsim;
 
@@ -35,4 +36,33 @@ TEST_CASE("an all-reduce over more than two NVL72 racks is warned of: the one me
   const auto two = topo::load_topology(testing::source_path("topologies/gb200-nvl72-2rack.json"));
   test.op = traces::CollectiveOp::kAllReduce;
   CHECK(calibration::known_gap_warnings(two, first_ranks(two.gpus.size()), test).empty());
+}
+
+TEST_CASE("a replay is warned of once for its all-reduces over more than two NVL72 racks, by the GPUs its ranks run on",
+          "[accuracy]") {
+  const auto twenty = topo::load_topology(testing::source_path("topologies/gb200-nvl72-20rack.json"));
+  traces::Trace trace;
+  trace.world_size = 216;  // three racks' worth of ranks
+  traces::Communicator world;
+  world.groups.push_back(first_ranks(216));
+  trace.communicators.push_back(world);
+  traces::Program program;
+  program.ranks = first_ranks(216);
+  for (core::Bytes bytes : {1ull << 20, 1ull << 30}) {
+    traces::TraceOp op;
+    op.type = traces::TraceOpType::kAllReduce;
+    op.comm = 0;
+    op.bytes = bytes;
+    program.ops.push_back(op);
+  }
+  trace.programs.push_back(program);
+
+  traces::ReplayJob job;
+  job.trace = &trace;
+  job.gpu_of_rank = first_ranks(216);  // racks 0-2
+  const auto spread = calibration::known_gap_warnings(twenty, std::vector<traces::ReplayJob>{job});
+  REQUIRE(spread.size() == 1);  // two all-reduces, one warning
+  CHECK_THAT(spread[0], Catch::Contains("beyond two NVL72 racks"));
+  for (std::size_t r = 144; r < 216; ++r) job.gpu_of_rank[r] = static_cast<int>(r - 144);  // the third rack's ranks on rack 0
+  CHECK(calibration::known_gap_warnings(twenty, std::vector<traces::ReplayJob>{job}).empty());
 }
