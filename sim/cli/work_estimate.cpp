@@ -65,15 +65,22 @@ void check_all_to_all_flows(double ranks, const std::string& origin) {
                                                     ranks, flows, kMaxAllToAllFlows));
 }
 
+/// NVLS moves each chunk as reduce pieces up and copies down on every switch
+/// plane: about 6x the events of a ring of the same bytes (README, Benchmarks:
+/// 10.6 M events for the 8-GPU NCCL-default sweep, whose ring estimate is 1.8 M).
+constexpr double kNvlsEventFactor = 6.0;
+
 /// The segment a run's bytes are counted in: `segment` on NVLink paths, the
 /// network cut (topologies/network_segments.hpp, 64 KiB for the stock 1 MiB
 /// switch buffers) on the share of them that crosses a network. A ring or a
 /// tree of ranks spread over d NVLink domains crosses the network on about d of
 /// its n hops; an all-to-all on every pair but those inside a domain. The
 /// harmonic mean of the two segments by those shares counts the same segments.
-/// `gpus` are the run's GPUs, in rank order.
+/// `gpus` are the run's GPUs, in rank order. Where NVLS may run, the caller
+/// multiplies the events by kNvlsEventFactor, which NVLSTree's network hops
+/// (plain sends) do not take: their segment is counted that much larger.
 double counted_segment(const topo::TopologySpec& spec, const topo::NvlinkDomains& domains, const std::vector<int>& gpus,
-                       std::uint64_t segment, bool all_to_all) {
+                       std::uint64_t segment, bool all_to_all, bool nvls) {
   if (gpus.size() < 2) return static_cast<double>(segment);
   std::vector<int> used;
   for (int g : gpus) used.push_back(domains.domain_of_gpu[static_cast<std::size_t>(g)]);
@@ -82,7 +89,7 @@ double counted_segment(const topo::TopologySpec& spec, const topo::NvlinkDomains
   if (spanned < 2) return static_cast<double>(segment);
   const auto n = static_cast<double>(gpus.size());
   const double share = all_to_all ? 1.0 - (n / spanned - 1.0) / (n - 1.0) : spanned / n;
-  const auto network = static_cast<double>(topo::network_segment_size(spec, segment));
+  const auto network = static_cast<double>(topo::network_segment_size(spec, segment)) * (nvls ? kNvlsEventFactor : 1.0);
   return 1.0 / ((1.0 - share) / static_cast<double>(segment) + share / network);
 }
 
@@ -101,10 +108,6 @@ double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, dou
   return n * (n - 1) * std::max(1.0, per_pair) * stripes * hops * kAllToAllEventWeight;
 }
 
-/// NVLS moves each chunk as reduce pieces up and copies down on every switch
-/// plane: about 6x the events of a ring of the same bytes (README, Benchmarks:
-/// 10.6 M events for the 8-GPU NCCL-default sweep, whose ring estimate is 1.8 M).
-constexpr double kNvlsEventFactor = 6.0;
 
 bool reduces_in_network(const topo::TopologySpec& spec) {
   for (const auto& d : spec.devices)
@@ -128,7 +131,10 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   const int channels = channels_of(spec), hops = path_hops(spec);
   double events = 0;
   const bool all_to_all = request.test.op == traces::CollectiveOp::kAllToAll;
-  const double segment = counted_segment(spec, topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size, all_to_all);
+  // "auto" parses as no algorithm: NCCL's choice.
+  const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
+                                 reduces_in_network(spec));
+  const double segment = counted_segment(spec, topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size, all_to_all, nvls);
   const auto row_events = [&](core::Bytes bytes) {
     return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), segment, nvlink_stripes(spec), hops)
                       : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), segment, channels, hops);
@@ -144,9 +150,6 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   }
   // The probes of one choice (more choices above the line cost more).
   if (extrapolates) events += row_events(above / 4) + row_events(above / 2) + row_events(above);
-  // "auto" parses as no algorithm: NCCL's choice.
-  const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
-                                 reduces_in_network(spec));
   return nvls ? events * kNvlsEventFactor : events;
 }
 
@@ -182,10 +185,10 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
         std::vector<int> gpus;
         if (!comm.groups.empty())
           for (int r : comm.groups.front()) gpus.push_back(r % std::max<int>(1, static_cast<int>(spec.gpus.size())));
-        const double counted = counted_segment(spec, domains, gpus, segment, all_to_all);
+        const double nvls = !all_to_all && may_run_nvls(op.type == traces::TraceOpType::kAllReduce, forced, in_network) ? kNvlsEventFactor : 1.0;
+        const double counted = counted_segment(spec, domains, gpus, segment, all_to_all, nvls > 1.0);
         const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, counted, stripes, hops)
                                                  : estimate_collective_events(ranks, 2.0 * bytes, counted, channels, hops);
-        const double nvls = !all_to_all && may_run_nvls(op.type == traces::TraceOpType::kAllReduce, forced, in_network) ? kNvlsEventFactor : 1.0;
         events += per_collective * nvls / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
       }
   return events;
