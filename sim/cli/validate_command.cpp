@@ -152,7 +152,8 @@ int run_validate(const ValidateOptions& options, std::ostream& out) {
       const double measured_busbw = r->contains("busbw_GBps") && (*r)["busbw_GBps"].is_number() ? (*r)["busbw_GBps"].get<double>() : 0.0;
       entry["rows"].push_back({{"bytes", bytes}, {"measured_us", measured_us}, {"predicted_us", p["time_us"]},
                                {"measured_busbw_GBps", measured_busbw}, {"predicted_busbw_GBps", p["busbw_GBps"]},
-                               {"error", std::round(error * 1e4) / 1e4}, {"counted", first}});
+                               {"error", std::round(error * 1e4) / 1e4}, {"counted", first}, {"algorithm", p["algorithm"]},
+                               {"protocol", p["protocol"]}, {"model", p["model"]}, {"extrapolated", p.value("extrapolated", false)}});
       if (!apart.empty()) {
         entry["rows"].back()["left_out"] = apart;
         report["left_out_rows"].push_back({{"id", plan.id}, {"bytes", bytes}, {"reason", apart}});

@@ -175,7 +175,10 @@ std::map<std::uint64_t, json> predict_dataset(const DatasetPlan& plan, const Val
     if (plan.gpus_per_process) args.insert(args.end(), {"--gpus-per-process", std::to_string(*plan.gpus_per_process)});
     const json predicted = run_json_child(options.self, args, {options.measurements, fmt::format("/collective_datasets/{}", plan.index)});
     for (const auto& row : predicted["rows"])
-      if (calibration::run_covers(run, sizes, row["bytes"].get<std::uint64_t>())) by_bytes[row["bytes"].get<std::uint64_t>()] = row;
+      if (calibration::run_covers(run, sizes, row["bytes"].get<std::uint64_t>())) {
+        auto& kept = by_bytes[row["bytes"].get<std::uint64_t>()] = row;
+        kept["model"] = predicted["meta"]["model"];  // which fidelity gave this figure
+      }
   }
   return by_bytes;
 }

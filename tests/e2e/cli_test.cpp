@@ -225,6 +225,12 @@ TEST_CASE("validate: a row whose out-of-place and in-place timings are over 15% 
   REQUIRE(report["summary"].size() == 1);
   CHECK(report["summary"][0]["sizes"] == 5);  // of 6
   CHECK(report["datasets"][0]["rows"][0]["counted"] == false);
+  // Each row says what gave its prediction: the 2-GPU ring at the segment level, simulated.
+  const auto& row = report["datasets"][0]["rows"][1];
+  CHECK(row["algorithm"] == "Ring");
+  CHECK(row["protocol"] == "Simple");
+  CHECK(row["model"] == "segment");
+  CHECK(row["extrapolated"] == false);
 }
 
 TEST_CASE("validate: each run says how it was launched (nccl-tests -g), and a launch that is not a GPU count is refused with exit 2",
