@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
+#include <tuple>
 #include <vector>
 
 #include "sim/core/error.hpp"
@@ -79,8 +81,9 @@ constexpr double kNvlsEventFactor = 6.0;
 /// `gpus` are the run's GPUs, in rank order. Where NVLS may run, the caller
 /// multiplies the events by kNvlsEventFactor, which NVLSTree's network hops
 /// (plain sends) do not take: their segment is counted that much larger.
-double counted_segment(const topo::TopologySpec& spec, const topo::NvlinkDomains& domains, const std::vector<int>& gpus,
-                       std::uint64_t segment, bool all_to_all, bool nvls) {
+/// `network_segment` is topo::network_segment_size's (read once per run: it scans every device).
+double counted_segment(const topo::NvlinkDomains& domains, const std::vector<int>& gpus, std::uint64_t segment, std::uint64_t network_segment,
+                       bool all_to_all, bool nvls) {
   if (gpus.size() < 2) return static_cast<double>(segment);
   std::vector<int> used;
   for (int g : gpus) used.push_back(domains.domain_of_gpu[static_cast<std::size_t>(g)]);
@@ -89,7 +92,7 @@ double counted_segment(const topo::TopologySpec& spec, const topo::NvlinkDomains
   if (spanned < 2) return static_cast<double>(segment);
   const auto n = static_cast<double>(gpus.size());
   const double share = all_to_all ? 1.0 - (n / spanned - 1.0) / (n - 1.0) : spanned / n;
-  const auto network = static_cast<double>(topo::network_segment_size(spec, segment)) * (nvls ? kNvlsEventFactor : 1.0);
+  const auto network = static_cast<double>(network_segment) * (nvls ? kNvlsEventFactor : 1.0);
   return 1.0 / ((1.0 - share) / static_cast<double>(segment) + share / network);
 }
 
@@ -107,7 +110,6 @@ double estimate_all_to_all_events(std::int64_t ranks, double bytes_per_rank, dou
   const double per_pair = std::ceil(bytes_per_rank / n / std::max(1.0, segment));
   return n * (n - 1) * std::max(1.0, per_pair) * stripes * hops * kAllToAllEventWeight;
 }
-
 
 bool reduces_in_network(const topo::TopologySpec& spec) {
   for (const auto& d : spec.devices)
@@ -134,7 +136,8 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   // "auto" parses as no algorithm: NCCL's choice.
   const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
                                  reduces_in_network(spec));
-  const double segment = counted_segment(spec, topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size, all_to_all, nvls);
+  const double segment = counted_segment(topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size,
+                                         topo::network_segment_size(spec, request.segment_size), all_to_all, nvls);
   const auto row_events = [&](core::Bytes bytes) {
     return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), segment, nvlink_stripes(spec), hops)
                       : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), segment, channels, hops);
@@ -170,6 +173,8 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
   // Placements are not known here: each job's ranks are counted on the GPUs of
   // the same index, which spans as many NVLink domains as a packed placement.
   const auto domains = topo::nvlink_domains(spec);
+  const std::uint64_t network_segment = topo::network_segment_size(spec, segment);
+  std::map<std::tuple<const traces::Trace*, int, bool, bool>, double> counted_by_comm;  // a trace's ops share few communicators
   double events = 0;
   for (const auto* trace : jobs)
     for (const auto& program : trace->programs)
@@ -182,11 +187,16 @@ double estimate_replay_events(const std::vector<const traces::Trace*>& jobs, con
         // Per rank of the program: its share of the collective's events.
         const bool all_to_all = op.type == traces::TraceOpType::kAllToAll || op.type == traces::TraceOpType::kAllToAllv;
         const auto ranks = static_cast<std::int64_t>(group);
-        std::vector<int> gpus;
-        if (!comm.groups.empty())
-          for (int r : comm.groups.front()) gpus.push_back(r % std::max<int>(1, static_cast<int>(spec.gpus.size())));
         const double nvls = !all_to_all && may_run_nvls(op.type == traces::TraceOpType::kAllReduce, forced, in_network) ? kNvlsEventFactor : 1.0;
-        const double counted = counted_segment(spec, domains, gpus, segment, all_to_all, nvls > 1.0);
+        const auto key = std::make_tuple(trace, op.comm, all_to_all, nvls > 1.0);
+        auto known = counted_by_comm.find(key);
+        if (known == counted_by_comm.end()) {
+          std::vector<int> gpus;
+          if (!comm.groups.empty())
+            for (int r : comm.groups.front()) gpus.push_back(r % std::max<int>(1, static_cast<int>(spec.gpus.size())));
+          known = counted_by_comm.emplace(key, counted_segment(domains, gpus, segment, network_segment, all_to_all, nvls > 1.0)).first;
+        }
+        const double counted = known->second;
         const double per_collective = all_to_all ? estimate_all_to_all_events(ranks, op.matrix.empty() || op.matrix_row ? bytes : bytes / group, counted, stripes, hops)
                                                  : estimate_collective_events(ranks, 2.0 * bytes, counted, channels, hops);
         events += per_collective * nvls / group * static_cast<double>(program.ranks.size()) * op.repeat * trace->iterations;
