@@ -16,15 +16,14 @@ NvlinkDomains nvlink_domains(const TopologySpec& spec) {
     if (l.kind == LinkKind::kNvlink) parent[find(l.a)] = find(l.b);
   NvlinkDomains out;
   std::unordered_map<int, int> number;  // component root -> domain
-  std::vector<int> size;
   for (int gpu : spec.gpus) {
     const auto [it, inserted] = number.try_emplace(find(gpu), out.count);
     if (inserted) {
       ++out.count;
-      size.push_back(0);
+      out.size.push_back(0);
     }
     out.domain_of_gpu.push_back(it->second);
-    out.local_index.push_back(size[it->second]++);
+    out.local_index.push_back(out.size[it->second]++);
   }
   return out;
 }

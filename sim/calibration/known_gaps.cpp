@@ -7,9 +7,6 @@ namespace fabsim::calibration {
 
 namespace {
 
-/// The most GPUs one NVLink baseboard holds (HGX/DGX); larger domains are racks (NVL72).
-constexpr std::size_t kBoardGpus = 8;
-
 /// The NIC model of GCP's GPUDirect-TCPXO in the stock catalogue.
 constexpr const char* kTcpxoNic = "gpudirect-tcpxo";
 
@@ -24,8 +21,6 @@ const char* const kTcpxoWarning =
 }  // namespace
 
 KnownGaps::KnownGaps(const topo::TopologySpec& spec) : domains_(topo::nvlink_domains(spec)) {
-  domain_size_.assign(static_cast<std::size_t>(domains_.count), 0);
-  for (int d : domains_.domain_of_gpu) ++domain_size_[static_cast<std::size_t>(d)];
   tcpxo_ = std::any_of(spec.devices.begin(), spec.devices.end(),
                        [](const topo::DeviceSpec& d) { return d.kind == topo::DeviceKind::kNic && d.model == kTcpxoNic; });
 }
@@ -38,7 +33,9 @@ std::vector<std::string> KnownGaps::warnings(traces::CollectiveOp op, core::Byte
   for (int g : gpus) used.push_back(domains_.domain_of_gpu.at(static_cast<std::size_t>(g)));
   std::sort(used.begin(), used.end());
   used.erase(std::unique(used.begin(), used.end()), used.end());
-  const auto racks = std::count_if(used.begin(), used.end(), [&](int d) { return domain_size_[static_cast<std::size_t>(d)] > kBoardGpus; });
+  const auto racks = std::count_if(used.begin(), used.end(), [&](int d) {
+    return static_cast<std::size_t>(domains_.size[static_cast<std::size_t>(d)]) > topo::kLargestBoardGpus;
+  });
   // CoreWeave's 20-rack sweep (gb200_1440gpu_20rack_all_reduce_coreweave_readme, held out): 406 GB/s busbw at
   // 16 GiB and 151 at 512 MiB, where fabsim gives 856 and 661; forcing Ring or Tree does not close it. 2 racks are
   // within 5-27%.

@@ -25,7 +25,6 @@ class KnownGaps {
 
  private:
   topo::NvlinkDomains domains_;
-  std::vector<std::size_t> domain_size_;
   bool tcpxo_ = false;
 };
 

@@ -238,10 +238,10 @@ void choose_extrapolation(SimulationRequest& request, const topo::TopologySpec& 
   // stock sweeps' rate), so probes estimated at 1.4e8 events would take 13 minutes.
   std::vector<std::size_t> domain_size(static_cast<std::size_t>(domains.count), 0);  // one pass: a 98k-GPU fabric has 12k domains
   for (auto it = domains.domain_of_gpu.begin(); it != used; ++it) ++domain_size[static_cast<std::size_t>(*it)];
-  const bool rack_scale = std::any_of(domain_size.begin(), domain_size.end(), [](std::size_t n) { return n > kLargestBoardGpus; });
+  const bool rack_scale = std::any_of(domain_size.begin(), domain_size.end(), [](std::size_t n) { return n > topo::kLargestBoardGpus; });
   if (!across_domains || point_to_point || rack_scale) {  // point to point: nothing to extrapolate
     if (rack_scale && across_domains && !point_to_point)
-      fmt::print(err, "fabsim: --extrapolate-above auto: NVLink domains of more than {} GPUs (racks): --model auto's choice\n", kLargestBoardGpus);
+      fmt::print(err, "fabsim: --extrapolate-above auto: NVLink domains of more than {} GPUs (racks): --model auto's choice\n", topo::kLargestBoardGpus);
     request.flow_level = auto_chooses_flow(whole, err);
     return;
   }

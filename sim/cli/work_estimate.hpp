@@ -45,9 +45,6 @@ inline constexpr double kAutoSegmentEvents = 3e7;
 /// chunk sizes stop changing with the size well below it on the stock
 /// fabrics; the probes' own line check says where they do not).
 inline constexpr core::Bytes kAutoExtrapolateAbove = 256ull << 20;
-/// The most GPUs one NVLink baseboard holds (HGX/DGX: 8). NVLink domains above
-/// it are racks (NVL72), whose segment level runs far slower per event.
-inline constexpr std::size_t kLargestBoardGpus = 8;
 /// `--extrapolate-above auto`: inside one NVLink domain, across rack-scale
 /// domains, and for point-to-point operations, --model auto's choice.
 /// Across domains: every row at segment level where the sweep fits
