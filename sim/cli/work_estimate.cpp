@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "topologies/network_segments.hpp"
 #include "topologies/nvlink_domains.hpp"
+#include "traces/collectives/chain_planner.hpp"
 #include "traces/nccl_test_runner.hpp"
 #include "traces/replay/trace.hpp"
 
@@ -128,6 +130,34 @@ bool may_run_nvls(bool all_reduce, std::optional<traces::Algorithm> forced, bool
   return all_reduce;
 }
 
+namespace {
+
+/// A broadcast, a reduce or a tree inside one NVLink domain forced onto LL or
+/// LL128 moves its steps in pieces of traces::line_forward_grain (4 KiB for
+/// LL, 38,400 B for LL128 on the stock GPUs), which may be smaller than the
+/// segment. Infinity where none is forced: NCCL's own choice takes LL and
+/// LL128 only at sizes that one step per channel and ring step already counts.
+double forced_line_grain(const SimulationRequest& request, const topo::TopologySpec& spec) {
+  const auto& test = request.test;
+  const bool chain = test.op == traces::CollectiveOp::kBroadcast || test.op == traces::CollectiveOp::kReduce ||
+                     traces::parse_algorithm(test.algorithm) == traces::Algorithm::kTree;
+  if (!chain || !test.protocol || *test.protocol == topo::Protocol::kSimple || spec.gpus.empty())
+    return std::numeric_limits<double>::infinity();
+  const auto domains = topo::nvlink_domains(spec);
+  const auto gpus = request_ranks(request, spec);
+  if (std::any_of(gpus.begin(), gpus.end(), [&](int g) {
+        return domains.domain_of_gpu[static_cast<std::size_t>(g)] != domains.domain_of_gpu[static_cast<std::size_t>(gpus.front())];
+      }))
+    return std::numeric_limits<double>::infinity();  // across NICs the proxy sends whole steps
+  const auto& protocols = spec.gpu_model(0).protocols;
+  const auto it = protocols.find(*test.protocol);
+  if (it == protocols.end()) return std::numeric_limits<double>::infinity();
+  const core::Bytes grain = traces::line_forward_grain(*test.protocol, it->second);
+  return grain == 0 ? std::numeric_limits<double>::infinity() : static_cast<double>(grain);
+}
+
+}  // namespace
+
 double estimate_run_events(const SimulationRequest& request, const topo::TopologySpec& spec) {
   const std::int64_t ranks = request.test.gpus == 0 ? static_cast<std::int64_t>(spec.gpus.size()) : request.test.gpus;
   const int channels = channels_of(spec), hops = path_hops(spec);
@@ -136,8 +166,9 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   // "auto" parses as no algorithm: NCCL's choice.
   const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
                                  reduces_in_network(spec));
-  const double segment = counted_segment(topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size,
-                                         topo::network_segment_size(spec, request.segment_size), all_to_all, nvls);
+  const double segment = std::min(counted_segment(topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size,
+                                                  topo::network_segment_size(spec, request.segment_size), all_to_all, nvls),
+                                   forced_line_grain(request, spec));
   const auto row_events = [&](core::Bytes bytes) {
     return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), segment, nvlink_stripes(spec), hops)
                       : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), segment, channels, hops);

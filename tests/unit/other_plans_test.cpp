@@ -47,6 +47,54 @@ TEST_CASE("reduce is a chain ending at the root, reducing at every hop", "[plan]
   for (const auto& t : plan.transfers) CHECK(t.reduced_on_receipt);
 }
 
+TEST_CASE("LL and LL128 receivers pass a step on per round of the primitive's threads, Simple per step", "[plan]") {
+  topo::ProtocolParams ll128 = testing::simple_protocol();
+  ll128.threads = 640;  // NCCL_LL128_MAX_NTHREADS: 20 warps of 2 KiB slices, 1,920 B of data each
+  topo::ProtocolParams ll = testing::simple_protocol();
+  ll.threads = 512;  // NCCL_LL_MAX_NTHREADS: one 16-byte line, 8 B of data, per thread
+  CHECK(traces::line_forward_grain(topo::Protocol::kLL128, ll128) == 38400);
+  CHECK(traces::line_forward_grain(topo::Protocol::kLL, ll) == 4096);
+  CHECK(traces::line_forward_grain(topo::Protocol::kSimple, ll) == 0);
+}
+
+TEST_CASE("an LL128 broadcast at the segment level forwards each step piece by piece, streaming its steps", "[plan]") {
+  topo::ProtocolParams p = testing::simple_protocol();
+  p.slot_bytes = 576000;  // LL128's payload per step
+  p.slots = 8;
+  const core::Bytes grain = 38400;
+  traces::ChainRequest request{CollectiveOp::kBroadcast, 4, 0, 2 * 576000, 1, topo::Protocol::kLL128, 4};
+  request.forward_grain = grain;
+  const auto plan = traces::plan_chain(request, p);
+  // Two steps of 576,000 B, 15 pieces each, over 3 hops; every link still carries the buffer once.
+  REQUIRE(plan.transfers.size() == 2 * 15 * 3);
+  for (const auto& [pair, bytes] : bytes_by_pair(plan)) CHECK(bytes == 2 * 576000);
+  int first_pieces = 0;
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
+    CHECK(t.payload <= grain);
+    CHECK(t.after_sent == traces::kNoTransfer);  // lines carry their flags: no fence waits for a landing
+    if (t.source != 0) {
+      // It forwards the same piece of the same step that its sender received.
+      REQUIRE(t.after_received != traces::kNoTransfer);
+      const auto& upstream = plan.transfers[static_cast<std::size_t>(t.after_received)];
+      CHECK(upstream.destination == t.source);
+      CHECK(upstream.payload == t.payload);
+      CHECK(upstream.released_by == static_cast<std::int32_t>(i));
+    }
+    if (t.after_issued == traces::kNoTransfer) {
+      ++first_pieces;  // the first piece of a connection's first step
+    } else {
+      const auto& before = plan.transfers[static_cast<std::size_t>(t.after_issued)];
+      CHECK(before.source == t.source);
+      CHECK(before.destination == t.destination);
+    }
+  }
+  CHECK(first_pieces == 3);
+  // Simple, or the flow level (forward_grain 0), keeps one transfer per step and hop.
+  request.forward_grain = 0;
+  CHECK(traces::plan_chain(request, p).transfers.size() == 2 * 3);
+}
+
 TEST_CASE("point-to-point flows follow nccl-tests: ring shift, all pairs, to and from the root", "[plan]") {
   const core::Bytes S = 8ull << 20;
   CHECK(traces::p2p_flows({CollectiveOp::kSendRecv, 4, 0, S}).size() == 4);

@@ -73,3 +73,23 @@ TEST_CASE("Tree LL128's chunk shrinks for mid sizes as NCCL's calcCollChunking s
   CHECK(chunk(16, 2, 8ull << 20) == 34560);  // 576000 -> 72000 -> 36000
   CHECK(chunk(16, 2, 2ull << 20) == 17280);  // ...and never under 32 KiB before the grain
 }
+
+TEST_CASE("Tree LL128 on one node takes NCCL's chunk rule at one node", "[plan][tree]") {
+  topo::ProtocolParams p;
+  p.slot_bytes = 576000;
+  p.slots = 8;
+  traces::ChainRequest r;
+  r.op = traces::CollectiveOp::kAllReduce;
+  r.ranks = 8;
+  r.bytes = 4ull << 20;
+  r.channels = 24;
+  r.protocol = topo::Protocol::kLL128;
+  const auto layout = testing::node_layout(1, 8);
+  const auto plan = traces::plan_double_binary_tree(r, p, layout.domain, layout.rail, false);
+  // (1 + 0 + 0.8) x 64 / 8 = 14.4 chunks per channel wanted, then 3.6: 576000 -> 72000 -> 36000 -> 34560 in 1920 B grains.
+  const core::Bytes chunk = traces::tree_ll128_chunk_bytes(r, p.slot_bytes, 1);
+  CHECK(chunk == 34560);
+  core::Bytes largest = 0;
+  for (const auto& t : plan.transfers) largest = std::max(largest, t.payload);
+  CHECK(largest == chunk);
+}

@@ -24,6 +24,51 @@ std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t up
   return id;
 }
 
+core::Bytes line_forward_grain(topo::Protocol protocol, const topo::ProtocolParams& params) {
+  constexpr core::Bytes kLlDataPerLine = 8;          // of a 16-byte line: 8 of data, 8 of flags
+  constexpr core::Bytes kLl128DataPerSlice = 1920;   // 16 lines of 128 bytes, each with one 8-byte flag word
+  constexpr int kWarpSize = 32;
+  const auto threads = static_cast<core::Bytes>(std::max(1, params.threads));
+  switch (protocol) {
+    case topo::Protocol::kLL: return threads * kLlDataPerLine;
+    case topo::Protocol::kLL128: return std::max<core::Bytes>(1, threads / kWarpSize) * kLl128DataPerSlice;
+    default: return 0;
+  }
+}
+
+std::vector<std::int32_t> append_step(CollectivePlan& plan, const PlannedTransfer& step, const std::vector<std::int32_t>& upstream,
+                                      std::vector<std::int32_t>& connection, int in_flight, core::Bytes grain) {
+  const core::Bytes pieces = grain == 0 ? 1 : std::max<core::Bytes>(1, core::div_up(step.payload, grain));
+  if (!upstream.empty() && upstream.size() != pieces)
+    throw std::logic_error("append_step: the upstream step was cut into a different number of pieces");
+  std::vector<std::int32_t> ids;
+  ids.reserve(pieces);
+  core::Bytes left = step.payload;
+  for (core::Bytes k = 0; k < pieces; ++k) {
+    PlannedTransfer t = step;
+    t.payload = k + 1 == pieces ? left : std::min(left, grain);
+    left -= t.payload;
+    const std::int32_t upstream_piece = upstream.empty() ? kNoTransfer : upstream[k];
+    std::int32_t id = 0;
+    if (k == 0) {
+      id = append_hop(plan, std::move(t), upstream_piece, connection, in_flight);  // records the step: its last piece, below
+      // Streamed lines carry their own flags: no fence waits for the previous
+      // step to land, only the FIFO slot (after_released) holds the sender back.
+      auto& first = plan.transfers[static_cast<std::size_t>(id)];
+      if (grain > 0 && first.after_sent != kNoTransfer) std::swap(first.after_sent, first.after_issued);
+    } else {
+      t.after_received = upstream_piece;
+      t.after_issued = ids.back();
+      id = static_cast<std::int32_t>(plan.transfers.size());
+      if (upstream_piece != kNoTransfer) plan.transfers[upstream_piece].released_by = id;
+      plan.transfers.push_back(std::move(t));
+    }
+    ids.push_back(id);
+  }
+  connection.back() = ids.back();
+  return ids;
+}
+
 PlannedTransfer chain_hop(int channel, int source, int destination, core::Bytes bytes, bool reduce) {
   PlannedTransfer t;
   t.channel = channel;
@@ -64,10 +109,10 @@ CollectivePlan plan_chain(const ChainRequest& request, const topo::ProtocolParam
     std::vector<std::vector<std::int32_t>> sent(static_cast<std::size_t>(n));  // by position
     for (core::Bytes offset = begin; offset < end; offset += chunk) {
       const core::Bytes bytes = std::min(chunk, end - offset);
-      std::int32_t upstream = kNoTransfer;
+      std::vector<std::int32_t> upstream;
       for (int position = 0; position + 1 < n; ++position)
-        upstream = append_hop(plan, chain_hop(c, rank_at(position), rank_at(position + 1), bytes, !broadcast), upstream,
-                              sent[static_cast<std::size_t>(position)], in_flight);
+        upstream = append_step(plan, chain_hop(c, rank_at(position), rank_at(position + 1), bytes, !broadcast), upstream,
+                               sent[static_cast<std::size_t>(position)], in_flight, request.forward_grain);
     }
   }
   return plan;
@@ -86,12 +131,13 @@ CollectivePlan plan_tree_all_reduce(const ChainRequest& request, const topo::Pro
     std::vector<std::vector<std::int32_t>> up(static_cast<std::size_t>(n)), down(static_cast<std::size_t>(n));
     for (core::Bytes offset = begin; offset < end; offset += chunk) {
       const core::Bytes bytes = std::min(chunk, end - offset);
-      std::int32_t upstream = kNoTransfer;
+      const core::Bytes grain = request.forward_grain;
+      std::vector<std::int32_t> upstream;
       for (int r = n - 1; r >= 1; --r)
-        upstream = append_hop(plan, chain_hop(c, r, r - 1, bytes, true), upstream, up[static_cast<std::size_t>(r)], in_flight);
+        upstream = append_step(plan, chain_hop(c, r, r - 1, bytes, true), upstream, up[static_cast<std::size_t>(r)], in_flight, grain);
       // Rank 0 holds the fully reduced chunk: it goes back down the chain.
       for (int r = 0; r + 1 < n; ++r)
-        upstream = append_hop(plan, chain_hop(c, r, r + 1, bytes, false), upstream, down[static_cast<std::size_t>(r)], in_flight);
+        upstream = append_step(plan, chain_hop(c, r, r + 1, bytes, false), upstream, down[static_cast<std::size_t>(r)], in_flight, grain);
     }
   }
   return plan;

@@ -171,7 +171,12 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       params.step_latency = gpu.nvls->step_latency;
     } else {
       const auto& protocol = gpu.protocols.at(choice.protocol);
-      const ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
+      ChainRequest chain{call.op, ranks, call.root, call.bytes, choice.channels, choice.protocol, call.element_size};
+      // LL and LL128 receivers pass a step on line by line over NVLink. A
+      // network proxy sends whole steps (transport/net.cc waits for every
+      // line's flag of a step), so a chain across nodes keeps them whole; the
+      // flow level pipelines its own.
+      if (!flow_level && request.nodes == 1) chain.forward_grain = line_forward_grain(choice.protocol, protocol);
       if (choice.algorithm == Algorithm::kTree || (request.nodes == ranks && ranks > 1)) net_row = NetRow::kTree;
       if (choice.algorithm == Algorithm::kTree) {
         plan = plan_double_binary_tree(chain, protocol, domains, rails, flow_level && request.nodes > 1);

@@ -39,6 +39,11 @@ struct PlannedTransfer {
   /// runs a channel's primitives in order, each one's stores landing before
   /// the next starts.
   std::int32_t after_sent = kNoTransfer;
+  /// The previous piece of the same step on the same connection (LL and
+  /// LL128 at the segment level, ChainRequest::forward_grain): the SM writes
+  /// a step's lines one after another without waiting for them to land, so
+  /// this piece follows that one's issue, not its completion.
+  std::int32_t after_issued = kNoTransfer;
   /// The transfer whose completion frees this one's slot at `destination`
   /// (the forwarding send); kNoTransfer when receipt itself frees it.
   std::int32_t released_by = kNoTransfer;

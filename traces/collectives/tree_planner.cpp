@@ -105,7 +105,7 @@ void flatten_pipeline(CollectivePlan& plan, core::Bytes step_bytes) {
     auto& t = plan.transfers[i];
     plan.fill_after[i] = t.also_after_received;
     if (t.after_received != kNoTransfer) plan.fill_after[i].push_back(t.after_received);
-    t.after_received = t.after_released = t.after_sent = t.released_by = kNoTransfer;
+    t.after_received = t.after_released = t.after_sent = t.after_issued = t.released_by = kNoTransfer;
     t.also_after_received.clear();
   }
 }
@@ -114,7 +114,13 @@ CollectivePlan plan_double_binary_tree(const ChainRequest& request, const topo::
                                        const std::vector<int>& domain_of_rank, const std::vector<int>& rail_of_rank,
                                        bool aggregated) {
   const auto nodes = ranks_by_node(domain_of_rank, rail_of_rank);
-  if (nodes.size() == 1) return plan_tree_all_reduce(request, p);
+  if (nodes.size() == 1) {
+    // One node is NCCL's nNodes = 1 in the same LL128 chunk rule (enqueue.cc, calcCollChunking).
+    if (request.protocol != topo::Protocol::kLL128) return plan_tree_all_reduce(request, p);
+    topo::ProtocolParams halved = p;
+    halved.slot_bytes = tree_ll128_chunk_bytes(request, p.slot_bytes, 1);
+    return plan_tree_all_reduce(request, halved);
+  }
 
   auto plan = CollectivePlan::empty("Tree", topo::protocol_name(request.protocol), request.ranks, request.channels,
                                     p.payload_efficiency);

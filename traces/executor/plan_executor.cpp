@@ -45,7 +45,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
   done_ = std::move(done);
   const std::size_t n = plan_.transfers.size();
   state_.assign(n, {});
-  for (auto* v : {&waits_on_received_, &waits_on_released_, &waits_on_sent_, &releases_}) v->assign(n, {});
+  for (auto* v : {&waits_on_received_, &waits_on_released_, &waits_on_sent_, &waits_on_issued_, &releases_}) v->assign(n, {});
   engine_free_.assign(static_cast<std::size_t>(plan_.ranks) * plan_.channels, start);
   result_ = {};
   result_.rank_finish.assign(static_cast<std::size_t>(plan_.ranks), start);
@@ -123,6 +123,7 @@ void PlanExecutor::start(CollectivePlan plan, ExecutionParams params, core::Time
     for (auto extra : t.also_after_received) { ++s.unmet; waits_on_received_[extra].push_back(id); }
     if (t.after_released != kNoTransfer) { ++s.unmet; waits_on_released_[t.after_released].push_back(id); }
     if (t.after_sent != kNoTransfer) { ++s.unmet; waits_on_sent_[t.after_sent].push_back(id); }
+    if (t.after_issued != kNoTransfer) { ++s.unmet; waits_on_issued_[t.after_issued].push_back(id); }
     if (t.released_by != kNoTransfer) releases_[t.released_by].push_back(id);
   }
   if (rank_done_) {
@@ -170,9 +171,14 @@ void PlanExecutor::issue(std::int32_t id) {
   const core::TimePs now = core::now_ps();
   auto& engine = engine_free_[static_cast<std::size_t>(t.issuer()) * plan_.channels + t.channel];
   const auto wire = static_cast<core::Bytes>(std::ceil(static_cast<double>(t.payload) / plan_.efficiency_of(t)));
-  const core::TimePs at = std::max(now, engine);
-  // One SM pushes at most channel_cap of payload.
-  if (!params_.flow_level) engine = at + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
+  // One SM pushes at most channel_cap of payload: its steps are spaced by
+  // their bytes at that rate, a step moving at the links' speed (as the
+  // fitted step latencies assume). A later piece of a step goes at once and
+  // adds its bytes to the spacing before the next step.
+  const bool continues_step = t.after_issued != kNoTransfer;
+  const core::TimePs at = continues_step ? now : std::max(now, engine);
+  if (!params_.flow_level)
+    engine = std::max(engine, at) + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
   auto send = [this, id, wire] {
     const auto& tr = plan_.transfers[id];
     models::TransferRequest request{id_base_ + static_cast<std::uint64_t>(id), params_.gpu_of_rank[tr.source],
@@ -208,6 +214,8 @@ void PlanExecutor::issue(std::int32_t id) {
       }
     }
     transport_.send(request);
+    // The next piece of a streamed step follows at once (the channel cap spaces it).
+    for (auto next : waits_on_issued_[id]) satisfy(next);
     // Through a NIC the SM only fills the local staging slot and posts it;
     // the proxy moves the data while the SM goes on to its next primitive.
     if (tr.kind == models::TransferKind::kPointToPoint && !params_.flow_level &&
@@ -319,6 +327,7 @@ std::string PlanExecutor::describe_stuck(std::size_t limit) const {
       if (pending(extra, &State::received)) waits += fmt::format(" the receipt of transfer {},", extra);
     if (t.after_released != kNoTransfer) waits += fmt::format(" the release of the slot of transfer {},", t.after_released);
     if (pending(t.after_sent, &State::completed)) waits += fmt::format(" the completion of transfer {},", t.after_sent);
+    if (pending(t.after_issued, &State::issued)) waits += fmt::format(" the issue of transfer {},", t.after_issued);
     if (!waits.empty()) waits.pop_back();
     out += fmt::format("\n  {} transfer {} (rank {} -> {}, channel {}, {} bytes) waits for{}", plan_.algorithm, i, t.source,
                        t.destination, t.channel, t.payload, waits.empty() ? " nothing it can name" : waits);

@@ -105,7 +105,7 @@ class PlanExecutor : public models::TransferCompletion {
   core::TimePs start_ = 0;
   std::function<void(const ExecutionResult&)> done_;
   std::vector<State> state_;
-  std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_sent_, releases_;
+  std::vector<std::vector<std::int32_t>> waits_on_received_, waits_on_released_, waits_on_sent_, waits_on_issued_, releases_;
   std::vector<core::TimePs> engine_free_;  // per (rank, channel)
   std::vector<std::uint32_t> chunk_fill_;  // flow level, Simple: store-and-forward hops on each transfer's pipeline path
   std::vector<core::TimePs> fill_latency_;  // flow level: how long the hops upstream take to pass the first piece on
