@@ -14,6 +14,28 @@
 
 using namespace fabsim;
 
+namespace {
+
+/// An nccl-test of one `bytes` row on the stock `topology`, at the segment level, reported as JSON.
+cli::SimulationRequest segment_level_request(const std::string& topology, core::Bytes bytes) {
+  cli::SimulationRequest request;
+  request.topology_path = testing::source_path(topology);
+  request.test.min_bytes = request.test.max_bytes = bytes;
+  request.model_auto = false;
+  request.format = report::OutputFormat::kJson;
+  return request;
+}
+
+/// Kernel events the run takes over those its work estimate gave.
+double events_run_over_estimated(const cli::SimulationRequest& request) {
+  const double estimated = cli::estimate_run_events(request, topo::load_topology(request.topology_path));
+  std::ostringstream out, err;
+  cli::execute(request, out, err);
+  return nlohmann::json::parse(out.str())["meta"]["kernel_events"].get<double>() / estimated;
+}
+
+}  // namespace
+
 TEST_CASE("a replay's all-reduces on a fabric that reduces in its switches count NVLS's events unless another algorithm is forced",
           "[estimate]") {
   const auto trace = traces::load_trace(testing::source_path("configs/traces/dp8-ddp-step.json"));  // 25 MiB all-reduces
@@ -37,39 +59,21 @@ TEST_CASE("across nodes the estimate counts the network's smaller segments: a ri
   // Paths through an InfiniBand switch are cut into 64 KiB segments (1/16 of its 1 MiB input buffer), eight times
   // the 512 KiB elsewhere; 2 of the ring's 16 hops cross the network. Counting every segment at 512 KiB put the
   // estimate at 0.45 of the run.
-  cli::SimulationRequest request;
-  request.topology_path = testing::source_path("topologies/hgx-h100-2node.json");
-  request.test.min_bytes = request.test.max_bytes = 256ull << 20;
+  auto request = segment_level_request("topologies/hgx-h100-2node.json", 256ull << 20);
   request.test.algorithm = "ring";
-  request.model_auto = false;
-  request.format = report::OutputFormat::kJson;
-  const auto spec = topo::load_topology(request.topology_path);
-  const double estimated = cli::estimate_run_events(request, spec);
-
-  std::ostringstream out, err;
-  cli::execute(request, out, err);
-  const auto events = nlohmann::json::parse(out.str())["meta"]["kernel_events"].get<double>();
-  CHECK(events / estimated > 0.5);
-  CHECK(events / estimated < 2.0);
+  const double ratio = events_run_over_estimated(request);
+  CHECK(ratio > 0.5);
+  CHECK(ratio < 2.0);
 }
 
 TEST_CASE("a broadcast forced onto LL counts its 4 KiB pieces: within a factor of 2 of the events run", "[estimate]") {
   // LL receivers pass a step on per round of 512 threads (4 KiB of data):
   // counted in 512 KiB segments the estimate was about 1/110 of the run
   // (9.2e3 against 1.03e6 events).
-  cli::SimulationRequest request;
-  request.topology_path = testing::source_path("topologies/hgx-h100.json");
+  auto request = segment_level_request("topologies/hgx-h100.json", 64ull << 20);
   request.test.op = traces::CollectiveOp::kBroadcast;
-  request.test.min_bytes = request.test.max_bytes = 64ull << 20;
   request.test.protocol = topo::Protocol::kLL;
-  request.model_auto = false;
-  request.format = report::OutputFormat::kJson;
-  const auto spec = topo::load_topology(request.topology_path);
-  const double estimated = cli::estimate_run_events(request, spec);
-
-  std::ostringstream out, err;
-  cli::execute(request, out, err);
-  const auto events = nlohmann::json::parse(out.str())["meta"]["kernel_events"].get<double>();
-  CHECK(events / estimated > 0.5);
-  CHECK(events / estimated < 2.0);
+  const double ratio = events_run_over_estimated(request);
+  CHECK(ratio > 0.5);
+  CHECK(ratio < 2.0);
 }
