@@ -68,7 +68,7 @@ TEST_CASE("an LL128 broadcast at the segment level forwards each step piece by p
   // Two steps of 576,000 B, 15 pieces each, over 3 hops; every link still carries the buffer once.
   REQUIRE(plan.transfers.size() == 2 * 15 * 3);
   for (const auto& [pair, bytes] : bytes_by_pair(plan)) CHECK(bytes == 2 * 576000);
-  int first_pieces = 0;
+  int first_pieces = 0, step_starts = 0;
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
     CHECK(t.payload <= grain);
@@ -88,8 +88,10 @@ TEST_CASE("an LL128 broadcast at the segment level forwards each step piece by p
       CHECK(before.source == t.source);
       CHECK(before.destination == t.destination);
     }
+    if (!t.continues_step) ++step_starts;  // these wait for the channel cap's spacing
   }
   CHECK(first_pieces == 3);
+  CHECK(step_starts == 2 * 3);
   // Simple, or the flow level (forward_grain 0), keeps one transfer per step and hop.
   request.forward_grain = 0;
   CHECK(traces::plan_chain(request, p).transfers.size() == 2 * 3);

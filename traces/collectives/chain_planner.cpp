@@ -59,6 +59,7 @@ std::vector<std::int32_t> append_step(CollectivePlan& plan, const PlannedTransfe
     } else {
       t.after_received = upstream_piece;
       t.after_issued = ids.back();
+      t.continues_step = true;
       id = static_cast<std::int32_t>(plan.transfers.size());
       if (upstream_piece != kNoTransfer) plan.transfers[upstream_piece].released_by = id;
       plan.transfers.push_back(std::move(t));

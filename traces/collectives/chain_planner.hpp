@@ -49,11 +49,12 @@ std::int32_t append_hop(CollectivePlan& plan, PlannedTransfer t, std::int32_t up
                         int in_flight);
 
 /// Appends one step of a pipelined chain, cut into pieces of `grain` bytes
-/// (0: one piece): piece k forwards `upstream`'s piece k (none: the chain's
-/// first hop), the first piece reuses the connection's FIFO slot and follows
-/// the sender's previous step as append_hop's transfer does, and every later
-/// piece follows its predecessor's issue. Returns the pieces' ids; the
-/// connection records the last piece of each step.
+/// (0: one piece, append_hop's transfer): piece k forwards `upstream`'s piece
+/// k (none: the chain's first hop); the first piece reuses the connection's
+/// FIFO slot and follows the issue of the previous step's last piece (no
+/// fence: lines carry their flags); every later piece follows its
+/// predecessor's issue. Returns the pieces' ids; the connection records the
+/// last piece of each step.
 std::vector<std::int32_t> append_step(CollectivePlan& plan, const PlannedTransfer& step, const std::vector<std::int32_t>& upstream,
                                       std::vector<std::int32_t>& connection, int in_flight, core::Bytes grain);
 

@@ -39,16 +39,20 @@ struct PlannedTransfer {
   /// runs a channel's primitives in order, each one's stores landing before
   /// the next starts.
   std::int32_t after_sent = kNoTransfer;
-  /// The previous piece of the same step on the same connection (LL and
-  /// LL128 at the segment level, ChainRequest::forward_grain): the SM writes
-  /// a step's lines one after another without waiting for them to land, so
-  /// this piece follows that one's issue, not its completion.
+  /// The previous piece on the same connection (LL and LL128 at the segment
+  /// level, ChainRequest::forward_grain): the SM writes lines one after
+  /// another without a fence waiting for them to land, so this piece follows
+  /// that one's issue, not its completion.
   std::int32_t after_issued = kNoTransfer;
   /// The transfer whose completion frees this one's slot at `destination`
   /// (the forwarding send); kNoTransfer when receipt itself frees it.
   std::int32_t released_by = kNoTransfer;
   /// The receiver reduces this data with its own before using it.
   bool reduced_on_receipt = false;
+  /// A later piece of a step (after_issued is the piece before it): it goes
+  /// as soon as that one has, where a step's first piece also waits for the
+  /// channel cap's spacing of the steps before it.
+  bool continues_step = false;
   /// Flow-level plans: the pipelined steps this one transfer stands for
   /// (each pays the step and path latency).
   /// 0 steps: it continues its predecessor's step and adds no latency of its own.

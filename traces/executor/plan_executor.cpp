@@ -175,8 +175,7 @@ void PlanExecutor::issue(std::int32_t id) {
   // their bytes at that rate, a step moving at the links' speed (as the
   // fitted step latencies assume). A later piece of a step goes at once and
   // adds its bytes to the spacing before the next step.
-  const bool continues_step = t.after_issued != kNoTransfer;
-  const core::TimePs at = continues_step ? now : std::max(now, engine);
+  const core::TimePs at = t.continues_step ? now : std::max(now, engine);
   if (!params_.flow_level)
     engine = std::max(engine, at) + (params_.channel_cap ? params_.channel_cap->transfer_time(t.payload) : 0);
   auto send = [this, id, wire] {
