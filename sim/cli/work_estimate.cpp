@@ -137,13 +137,12 @@ namespace {
 /// LL, 38,400 B for LL128 on the stock GPUs), which may be smaller than the
 /// segment. Infinity where none is forced: NCCL's own choice takes LL and
 /// LL128 only at sizes that one step per channel and ring step already counts.
-double forced_line_grain(const SimulationRequest& request, const topo::TopologySpec& spec) {
+double forced_line_grain(const SimulationRequest& request, const topo::TopologySpec& spec, const topo::NvlinkDomains& domains) {
   const auto& test = request.test;
   const bool chain = test.op == traces::CollectiveOp::kBroadcast || test.op == traces::CollectiveOp::kReduce ||
                      traces::parse_algorithm(test.algorithm) == traces::Algorithm::kTree;
   if (!chain || !test.protocol || *test.protocol == topo::Protocol::kSimple || spec.gpus.empty())
     return std::numeric_limits<double>::infinity();
-  const auto domains = topo::nvlink_domains(spec);
   const auto gpus = request_ranks(request, spec);
   if (std::any_of(gpus.begin(), gpus.end(), [&](int g) {
         return domains.domain_of_gpu[static_cast<std::size_t>(g)] != domains.domain_of_gpu[static_cast<std::size_t>(gpus.front())];
@@ -166,9 +165,10 @@ double estimate_run_events(const SimulationRequest& request, const topo::Topolog
   // "auto" parses as no algorithm: NCCL's choice.
   const bool nvls = may_run_nvls(request.test.op == traces::CollectiveOp::kAllReduce, traces::parse_algorithm(request.test.algorithm),
                                  reduces_in_network(spec));
-  const double segment = std::min(counted_segment(topo::nvlink_domains(spec), request_ranks(request, spec), request.segment_size,
+  const auto domains = topo::nvlink_domains(spec);
+  const double segment = std::min(counted_segment(domains, request_ranks(request, spec), request.segment_size,
                                                   topo::network_segment_size(spec, request.segment_size), all_to_all, nvls),
-                                   forced_line_grain(request, spec));
+                                   forced_line_grain(request, spec, domains));
   const auto row_events = [&](core::Bytes bytes) {
     return all_to_all ? estimate_all_to_all_events(ranks, static_cast<double>(bytes), segment, nvlink_stripes(spec), hops)
                       : estimate_collective_events(ranks, 2.0 * static_cast<double>(bytes), segment, channels, hops);

@@ -48,25 +48,22 @@ std::vector<std::int32_t> append_step(CollectivePlan& plan, const PlannedTransfe
     PlannedTransfer t = step;
     t.payload = k + 1 == pieces ? left : std::min(left, grain);
     left -= t.payload;
-    const std::int32_t upstream_piece = upstream.empty() ? kNoTransfer : upstream[k];
-    std::int32_t id = 0;
-    if (k == 0) {
-      id = append_hop(plan, std::move(t), upstream_piece, connection, in_flight);  // records the step: its last piece, below
-      // Streamed lines carry their own flags: no fence waits for the previous
-      // step to land, only the FIFO slot (after_released) holds the sender back.
-      auto& first = plan.transfers[static_cast<std::size_t>(id)];
-      if (grain > 0 && first.after_sent != kNoTransfer) std::swap(first.after_sent, first.after_issued);
-    } else {
-      t.after_received = upstream_piece;
+    const auto id = static_cast<std::int32_t>(plan.transfers.size());
+    t.after_received = upstream.empty() ? kNoTransfer : upstream[k];
+    if (t.after_received != kNoTransfer) plan.transfers[static_cast<std::size_t>(t.after_received)].released_by = id;
+    if (k > 0) {
       t.after_issued = ids.back();
       t.continues_step = true;
-      id = static_cast<std::int32_t>(plan.transfers.size());
-      if (upstream_piece != kNoTransfer) plan.transfers[upstream_piece].released_by = id;
-      plan.transfers.push_back(std::move(t));
+    } else {
+      if (static_cast<int>(connection.size()) >= in_flight) t.after_released = connection[connection.size() - in_flight];
+      // Whole steps land before the next starts (Simple's fence); streamed
+      // lines carry their own flags, so only the FIFO slot holds them back.
+      if (!connection.empty()) (grain > 0 ? t.after_issued : t.after_sent) = connection.back();
     }
+    plan.transfers.push_back(std::move(t));
     ids.push_back(id);
   }
-  connection.back() = ids.back();
+  connection.push_back(ids.back());
   return ids;
 }
 
