@@ -213,7 +213,8 @@ void PlanExecutor::issue(std::int32_t id) {
       }
     }
     transport_.send(request);
-    // The next piece of a streamed step follows at once (the channel cap spaces it).
+    // What follows this one's issue goes now: a later piece of its step at once, the
+    // first piece of the next step once the channel cap's spacing allows (issue above).
     for (auto next : waits_on_issued_[id]) satisfy(next);
     // Through a NIC the SM only fills the local staging slot and posts it;
     // the proxy moves the data while the SM goes on to its next primitive.
