@@ -46,6 +46,12 @@ struct InNetworkOp {
 /// A piece of a transfer. Models forward it hop by hop using its route.
 struct Segment {
   std::uint64_t transfer_id = 0;
+  /// The connection the segment belongs to. A link serves its waiting
+  /// streams round robin and each stream's segments in order, as a NIC
+  /// executes one queue pair's RDMA writes in order and an SM writes one
+  /// channel's steps in order: a connection's next step queues behind its
+  /// previous one rather than sharing the link with it.
+  std::uint64_t stream = 0;
   std::uint32_t segments_in_transfer = 1;  ///< the destination completes the transfer after this many
   Bytes wire_bytes = 0;                    ///< bytes serialised on each link (payload + protocol overhead)
   const Route* route = nullptr;            ///< observer; the fabric's route table owns routes

@@ -17,6 +17,16 @@ std::string module_name(std::string_view text) {
   for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return out;
 }
+
+/// One NCCL connection (source, destination, channel) is one stream on every
+/// link it crosses: its steps queue behind each other (models::Segment::stream).
+/// GPU indexes stay below 2^24, channels below 2^16.
+std::uint64_t connection_stream(int source, int destination, std::uint32_t channel) {
+  return (static_cast<std::uint64_t>(source) << 40) | (static_cast<std::uint64_t>(destination) << 16) | (channel & 0xffffu);
+}
+/// An in-switch operation is a stream of its own (the top bit keeps it apart
+/// from every connection).
+std::uint64_t in_switch_stream(std::uint64_t transfer_id) { return (std::uint64_t{1} << 63) | transfer_id; }
 }  // namespace
 
 Fabric::Fabric(const TopologySpec& spec, FabricOptions options) : spec_(spec), options_(options), graph_(spec) {
@@ -179,6 +189,7 @@ void Fabric::send_in_switch(const models::TransferRequest& request) {
       left -= piece;
       models::Segment segment;
       segment.transfer_id = request.id;
+      segment.stream = in_switch_stream(request.id);
       segment.segments_in_transfer = pieces_total;
       segment.wire_bytes = piece;
       segment.piece = piece_id;
@@ -246,6 +257,7 @@ void Fabric::send_point_to_point(const models::TransferRequest& request) {
     shares.push_back({&paths.front(), 0, 1});
     segment_count = 1;
   }
+  const std::uint64_t connection = connection_stream(request.source, request.destination, request.flow);
   for (const auto& share : shares) {
     Bytes left = share.bytes;
     for (std::uint32_t s = 0; s < share.segments; ++s) {
@@ -253,6 +265,7 @@ void Fabric::send_point_to_point(const models::TransferRequest& request) {
       left -= piece;
       models::Segment segment;
       segment.transfer_id = request.id;
+      segment.stream = connection;
       segment.segments_in_transfer = segment_count;
       segment.wire_bytes = piece;
       segment.route = &share.path->route;

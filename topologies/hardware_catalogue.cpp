@@ -265,7 +265,7 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
     NvlsParams n;
     n.payload_efficiency = np.number("payload_efficiency").value_or(1.0);
     if (no.has("tree_payload_efficiency")) n.tree_payload_efficiency = np.number("tree_payload_efficiency");
-    if (no.has("flow_tree_network_efficiency")) n.flow_tree_network_efficiency = np.number("flow_tree_network_efficiency");
+    if (no.has("network_efficiency_beyond_two_nodes")) n.network_efficiency_beyond_two_nodes = np.number("network_efficiency_beyond_two_nodes");
     n.step_latency = to_ps(np.quantity("step_latency", QuantityKind::kTime));
     if (no.has("net_step_latency")) n.net_step_latency = to_ps(np.quantity("net_step_latency", QuantityKind::kTime));
     n.chunk_bytes = static_cast<Bytes>(np.positive_bytes("chunk_bytes").value_or(1));
@@ -276,8 +276,8 @@ GpuModel read_gpu(const std::string& name, JsonObject& o) {
       no.diagnostics().error(no.path_of("payload_efficiency"), "expected a value in (0, 1]");
     if (n.tree_payload_efficiency && (*n.tree_payload_efficiency <= 0 || *n.tree_payload_efficiency > 1))
       no.diagnostics().error(no.path_of("tree_payload_efficiency"), "expected a value in (0, 1]");
-    if (n.flow_tree_network_efficiency && (*n.flow_tree_network_efficiency <= 0 || *n.flow_tree_network_efficiency > 1))
-      no.diagnostics().error(no.path_of("flow_tree_network_efficiency"), "expected a value in (0, 1]");
+    if (n.network_efficiency_beyond_two_nodes && (*n.network_efficiency_beyond_two_nodes <= 0 || *n.network_efficiency_beyond_two_nodes > 1))
+      no.diagnostics().error(no.path_of("network_efficiency_beyond_two_nodes"), "expected a value in (0, 1]");
     no.reject_unknown_keys();
     for (auto& src : nvls_sources) m.sources.push_back({"nvls." + src.name, src.value, src.source, src.fitted_on});
     m.nvls = n;

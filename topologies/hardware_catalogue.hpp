@@ -128,12 +128,10 @@ struct NvlsParams {
   /// The same inside NVLSTree's nodes, where the NVLS phases share their
   /// channels with the network send, receive and reduction; absent: payload_efficiency.
   std::optional<double> tree_payload_efficiency;
-  /// The flow level's payload per wire byte of NVLSTree's network hops on
-  /// trees of more than two nodes: there the segment level leaves an interior
-  /// head's NICs idle (head-of-line blocking at its leaf switch, credits, the
-  /// tree's dependencies), which the flow level's flattened tree cannot;
-  /// absent: 1. The segment level simulates it and ignores this.
-  std::optional<double> flow_tree_network_efficiency;
+  /// Payload per wire byte of NVLSTree's network hops on trees of more than
+  /// two nodes, at both levels: measured NVLSTree there runs its NICs below
+  /// the rate the model gives them, for reasons not modelled; absent: 1.
+  std::optional<double> network_efficiency_beyond_two_nodes;
   TimePs step_latency = 0;          ///< per multimem operation
   /// Extra per NVLSTree network step (NCCL's NET hwLat for NVLSTree); absent: Simple's net_step_latency.
   std::optional<TimePs> net_step_latency;

@@ -31,11 +31,11 @@ void LinkDirection::end_of_elaboration() {
 }
 
 void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs earliest_end) {
-  const std::uint64_t id = segment.transfer_id;
-  // Few flows are active at once (one per channel or peer): a scan from the
+  const std::uint64_t stream = segment.stream;
+  // Few streams are active at once (one per channel or peer): a scan from the
   // newest is cheaper than a hash map.
   auto active = std::find_if(round_robin_.rbegin(), round_robin_.rend(),
-                             [&](std::uint32_t f) { return flows_[f].transfer_id == id; });
+                             [&](std::uint32_t f) { return flows_[f].stream == stream; });
   std::uint32_t slot = 0;
   if (active != round_robin_.rend()) {
     slot = *active;
@@ -47,7 +47,7 @@ void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs ea
       slot = free_flows_.back();
       free_flows_.pop_back();
     }
-    flows_[slot].transfer_id = id;
+    flows_[slot].stream = stream;
     round_robin_.push_back(slot);
   }
   flows_[slot].segments.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
@@ -104,7 +104,7 @@ bool LinkDirection::commit_next() {
   if (++flow.head == flow.segments.size()) {
     flow.segments.clear();
     flow.head = 0;
-    flow.transfer_id = ~std::uint64_t{0};
+    flow.stream = ~std::uint64_t{0};
     free_flows_.push_back(slot);
   } else {
     round_robin_.push_back(slot);  // round robin: this flow goes last

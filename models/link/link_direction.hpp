@@ -28,10 +28,11 @@ struct LinkStats {
   TimePs credit_stall = 0;   ///< time segments waited for downstream buffer space
 };
 
-/// A link direction. Segments wait in one queue per transfer and the
-/// serialiser takes them round-robin across transfers, one segment at a
-/// time, as the link's packet arbitration interleaves concurrent flows: with
-/// small segments this converges to fair sharing. A segment's start and
+/// A link direction. Segments wait in one queue per stream (a connection:
+/// Segment::stream) and the serialiser takes them round-robin across
+/// streams, one segment at a time, as the link's packet arbitration
+/// interleaves concurrent flows: with small segments this converges to fair
+/// sharing. Within a stream, transfers go in the order they arrived. A segment's start and
 /// arrival times are computed when it is taken, so an idle link costs one
 /// kernel event per segment (its delivery) and a busy one two.
 class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public CreditReturn {
@@ -68,10 +69,10 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
     bool operator>(const CreditArrival& o) const { return at > o.at; }
   };
 
-  /// The segments of one transfer waiting here. Slots are reused, so a busy
+  /// The segments of one stream waiting here. Slots are reused, so a busy
   /// link allocates nothing once warm (callgrind showed malloc at 28%).
   struct Flow {
-    std::uint64_t transfer_id = 0;
+    std::uint64_t stream = 0;
     std::vector<Waiting> segments;
     std::size_t head = 0;
   };

@@ -88,7 +88,7 @@ void check_figure(double value, double claimed) {
 }  // namespace
 
 TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound median 1.3%, A100 P2P 19.6%, B200 two-rank LL128 33.9%, one A3 Mega VM's "
-          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 12.6% / 3.2%, GB200 across racks 17.4%, worst 77% on 20 NVL72 racks)",
+          "8 GPUs 16.8% / 17.6% below 64 MiB, multi-node over InfiniBand and TCPXO 1.8% / 12.3% / 3.2%, GB200 across racks 17.4%, worst 77% on 20 NVL72 racks)",
           "[accuracy]") {
   const json doc = validate();
   check_claims(doc["summary"], "out-of-sample",
@@ -99,14 +99,13 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
                 // nccl#2343's two B200 ranks, Ring LL128 forced at 1 GiB: fabsim's per-CTA LL128 rate
                 // gives 580 GB/s where 384 is measured.
                 {"out-of-sample", "single node", "B200", "bandwidth-bound", 1, 0.339, 0.339},
-                // nccl-tests#309's InfiniBand NDR sweeps on 4 and 8 nodes (the 2-node one fitted the
-                // one-process-per-GPU base and LL's staging rate) and the A3 Mega all-gather.
+                // nccl-tests#309's InfiniBand NDR sweeps: the VMs on 4 nodes and the second cluster on 8
+                // (the bare-metal 2-node one fitted the one-process-per-GPU base and LL's staging rate, the
+                // second cluster's 2 and 4 nodes NVLSTree's efficiencies) and the A3 Mega all-gather.
                 // Rows whose two timings are over 15% apart are not counted (3 latency-bound, 5 mid).
-                // NVLSTree beyond two nodes takes the flow level's network efficiency fitted to the
-                // segment level (0.914): 17.4% / 8.4% mid and bandwidth-bound without it.
                 {"out-of-sample", "multi-node", "H100", "latency-bound", 13, 0.018, 0.062},
-                {"out-of-sample", "multi-node", "H100", "mid", 19, 0.126, 0.387},
-                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.032, 0.198},
+                {"out-of-sample", "multi-node", "H100", "mid", 16, 0.123, 0.338},
+                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 25, 0.032, 0.153},
                 // CoreWeave's 2- and 20-rack NVL72 sweeps (NVLSTree; the single rack fitted GB200's NVLS
                 // efficiency): 2 racks 4-36% fast, 20 racks 52-77% fast; nccl#1801's three NVL4 and NVL8
                 // partitions at 16 GiB: the ring 5-6% slow, the tree (Simple, as NCCL's tuner prices it
@@ -116,7 +115,7 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   for (const auto& g : doc["summary"])
     if (g["sample"] == "out-of-sample" && g["scope"] == "multi-node" && g["gpu"] == "H100") {
       INFO(g.dump());
-      const std::map<std::string, int> within = {{"latency-bound", 13}, {"mid", 7}, {"bandwidth-bound", 29}};
+      const std::map<std::string, int> within = {{"latency-bound", 13}, {"mid", 7}, {"bandwidth-bound", 22}};
       CHECK(g["within_10_percent"].get<int>() >= within.at(g["regime"].get<std::string>()));
     }
   // The latency-bound rows by launch: the per-call base was fitted on one process driving 4 GPUs
@@ -134,8 +133,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   CHECK(launches[{"out-of-sample", 1}]["sizes"] == 13);
   CHECK(launches[{"out-of-sample", 1}]["median_error"].get<double>() <= 0.018 + kErrorMargin);
   CHECK(launches[{"out-of-sample", 8}]["sizes"] == 1);
-  // Every family together (README: 3.4% and 2.1%).
-  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.034 + kErrorMargin);
+  // Every family together (README: 3.1% and 2.1%).
+  CHECK(doc["out_of_sample_pooled"]["bandwidth-bound"].get<double>() <= 0.031 + kErrorMargin);
   CHECK(doc["out_of_sample_pooled"]["latency-bound"].get<double>() <= 0.021 + kErrorMargin);
   // The rows left out, each with both of its timings: 14 of the file's 249 rows that have two.
   CHECK(doc["left_out_rows"].size() == 14);
@@ -149,7 +148,8 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
   CHECK(skipped.count("h100_16gpu_2node_all_reduce_gcp_a3mega") == 0);
   CHECK(skipped.count("h100_16gpu_2node_all_gather_gcp_a3mega_tcpxo_nccl2.28") == 0);
   // nccl-tests#309's InfiniBand sweeps run on the stock NDR files: 2 nodes on hgx-h100-2node, 4 and 8 on the fat tree's
-  // first nodes; the bare-metal pair fitted the one-process-per-GPU base (in-sample), the others are held out.
+  // first nodes; the bare-metal pair fitted the one-process-per-GPU base and the second cluster's 4 nodes NVLSTree's
+  // network efficiency beyond two nodes (in-sample), the others are held out.
   for (const char* id : {"h100_16gpu_2node_all_reduce_ib_ndr_nccl2.26_issue309", "h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309",
                          "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309", "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309"}) {
     INFO(id);
@@ -157,7 +157,9 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
     std::string sample;
     for (const auto& ds : doc["datasets"])
       if (ds["id"] == id) sample = ds["sample"];
-    CHECK(sample == (std::string(id) == "h100_16gpu_2node_all_reduce_ib_ndr_nccl2.26_issue309" ? "in-sample" : "out-of-sample"));
+    const bool fitted = std::string(id) == "h100_16gpu_2node_all_reduce_ib_ndr_nccl2.26_issue309" ||
+                        std::string(id) == "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309";
+    CHECK(sample == (fitted ? "in-sample" : "out-of-sample"));
   }
   // Repeats of one run count once: the 4-GPU Ring and auto sets repeat the fitted sweep's run.
   for (const auto& ds : doc["datasets"])
@@ -165,9 +167,9 @@ TEST_CASE("accuracy: out-of-sample errors are the README's (H100 bandwidth-bound
       for (const auto& row : ds["rows"]) CHECK_FALSE(row["counted"].get<bool>());
 }
 
-TEST_CASE("accuracy: issue 15's targets per data set: 16 of 29 out-of-sample checks met (the 4-node VMware run 1.6% from 1 KiB, "
-          "the second cluster's 4 nodes 3.8% from 64 MiB, nccl#1801's NVL4 tree 3.4%, but not the second cluster's 8 nodes, the NVL72 racks, "
-          "nccl#1801's NVL8 tree at 16 GiB (5.3%) and nccl#2343's B200 LL128), "
+TEST_CASE("accuracy: issue 15's targets per data set: 15 of 27 out-of-sample checks met (the 4-node VMware run 1.5% from 1 KiB, "
+          "nccl#1801's trees 2.7% and 2.5%, but not the second cluster's 8 nodes (5.1% from 64 MiB), the NVL72 racks, "
+          "nccl#1801's rings at 16 GiB and nccl#2343's B200 LL128), "
           "each median the one of its counted rows",
           "[accuracy]") {
   const json doc = validate();
@@ -201,30 +203,35 @@ TEST_CASE("accuracy: issue 15's targets per data set: 16 of 29 out-of-sample che
     CHECK(t["median_error"].get<double>() == Approx(median).margin(1e-4));
     CHECK(t["met"].get<bool>() == (t["median_error"].get<double>() <= t["target"].get<double>()));
   }
-  CHECK((met_of["out-of-sample"] == std::pair{16, 29}));
-  CHECK((met_of["in-sample"] == std::pair{9, 13}));
+  CHECK((met_of["out-of-sample"] == std::pair{15, 27}));
+  CHECK((met_of["in-sample"] == std::pair{11, 15}));
   const auto& vmware = *checks.at({"h100_32gpu_4node_all_reduce_ib_ndr_vmware_nccl2.26_issue309", "from 1 KiB"});
-  CHECK(vmware["median_error"].get<double>() <= 0.016 + kErrorMargin);
+  CHECK(vmware["median_error"].get<double>() <= 0.015 + kErrorMargin);
   CHECK(vmware["sizes"] == 24);
-  // The second cluster's four nodes meet both targets (7.6% from 1 KiB, 3.8% from 64 MiB).
+  // The second cluster's four nodes, in-sample since NVLSTree's network efficiency beyond two nodes
+  // was fitted on their rows from 1 GiB, meet both targets (7.3% from 1 KiB, 3.8% from 64 MiB).
   for (const char* range : {"from 1 KiB", "from 64 MiB"}) {
     const auto& four = *checks.at({"h100_32gpu_4node_all_reduce_ib400_cluster2_issue309", range});
     INFO(range);
     CHECK(four["met"].get<bool>());
   }
   for (const char* id : {"h100_64gpu_8node_all_reduce_ib400_cluster2_issue309", "gb200_144gpu_2rack_all_reduce_coreweave_readme", "gb200_1440gpu_20rack_all_reduce_coreweave_readme",
-                         "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801", "b200_2gpu_all_reduce_ring_ll128_1G_nccl2.31_pr2343"}) {
+                         "b200_2gpu_all_reduce_ring_ll128_1G_nccl2.31_pr2343"}) {
     INFO(id);
     CHECK_FALSE((*checks.at({id, "from 64 MiB"}))["met"].get<bool>());
   }
   // nccl#1801's forced trees, NIC-bound, at the segment level: since a network path's segments
-  // are cut to a sixteenth of a switch's input buffer, NVL4 within 3.4%, NVL8 5.3% slow (17.2% and
-  // 12.4% when whole 512 KiB segments stalled the rail switches' inputs).
-  const auto& nvl4_tree = *checks.at({"gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "from 64 MiB"});
-  CHECK(nvl4_tree["met"].get<bool>());
-  CHECK(nvl4_tree["median_error"].get<double>() <= 0.034 + kErrorMargin);
-  CHECK((*checks.at({"gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801", "from 64 MiB"}))["median_error"].get<double>() <=
-        0.053 + kErrorMargin);
+  // are cut to a sixteenth of a switch's input buffer and a link serves a connection's steps in
+  // order, NVL4 2.7% and NVL8 2.5% slow (17.2% and 12.4% when whole 512 KiB segments stalled the
+  // rail switches' inputs; 3.4% and 5.3% when a link shared itself among a connection's steps).
+  for (const char* id : {"gb200_12gpu_3rack_nvl4_all_reduce_tree_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_tree_nccl2.27_issue1801"}) {
+    INFO(id);
+    const auto& tree = *checks.at({id, "from 64 MiB"});
+    CHECK(tree["met"].get<bool>());
+    CHECK(tree["median_error"].get<double>() <= 0.027 + kErrorMargin);
+  }
+  CHECK((*checks.at({"h100_64gpu_8node_all_reduce_ib400_cluster2_issue309", "from 64 MiB"}))["median_error"].get<double>() <=
+        0.051 + kErrorMargin);
   // nccl#1801's rings, NIC-bound: within 10% from 1 KiB, not within 5% at 16 GiB (5.1% and 5.7% slow).
   for (const char* id : {"gb200_12gpu_3rack_nvl4_all_reduce_ring_nccl2.27_issue1801", "gb200_24gpu_3rack_nvl8_all_reduce_ring_nccl2.27_issue1801"}) {
     INFO(id);
@@ -235,19 +242,19 @@ TEST_CASE("accuracy: issue 15's targets per data set: 16 of 29 out-of-sample che
 }
 
 TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, large rows extrapolated): multi-node bandwidth-bound "
-          "3.4%, latency-bound 2.8%, mid 19.1%, NVLSTree plateaus on 4 and 8 nodes within 1.2%, RoCE -3.6%",
+          "3.2%, latency-bound 2.8%, mid 14.3%, NVLSTree plateaus on 4 and 8 nodes within 0.8% and 2.2%, RoCE -2.8%",
           "[accuracy][extrapolate]") {
-  // The flow level, which --model auto takes for these large sweeps, runs an
-  // interior tree node's NICs at full rate; the segment level's credits and
-  // dependencies leave them idle about a tenth of the time, as the clusters
-  // measure (320-325 GB/s against 357-366 at flow level). Its NVLSTree rows of
-  // 8-32 MiB are faster than the flow level's, so its mid sizes are further off.
+  // Both levels take NVLSTree's network efficiency beyond two nodes (fitted on
+  // the second cluster's four nodes from 1 GiB at the flow level, which
+  // --model auto takes for these large sweeps); the segment level's FIFO
+  // credits and the tree's dependencies cost its 8 nodes 2% more. Its NVLSTree
+  // rows of 8-32 MiB are faster than the flow level's, so its mid sizes are further off.
   const json doc = validate("--extrapolate");
   CHECK_THAT(doc["fidelity"].get<std::string>(), Catch::StartsWith("nccl-test --extrapolate-above auto"));
   check_claims(doc["summary"], "out-of-sample",
                {{"out-of-sample", "multi-node", "H100", "latency-bound", 13, 0.028, 0.069},
-                {"out-of-sample", "multi-node", "H100", "mid", 19, 0.191, 0.311},
-                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.034, 0.256},
+                {"out-of-sample", "multi-node", "H100", "mid", 16, 0.143, 0.312},
+                {"out-of-sample", "multi-node", "H100", "bandwidth-bound", 25, 0.032, 0.195},
                 // One NVLink domain: the same fidelity, and figures, as without --extrapolate.
                 {"out-of-sample", "single node", "H100", "latency-bound", 1, 0.168, 0.168},
                 {"out-of-sample", "single node", "H100", "mid", 2, 0.176, 0.197},
@@ -256,23 +263,23 @@ TEST_CASE("accuracy: validate --extrapolate (the segment level across nodes, lar
                 {"out-of-sample", "single node", "B200", "bandwidth-bound", 1, 0.339, 0.339},
                 // Racks of NVL72: --model auto's choice (the flow level), as without --extrapolate; nccl#1801's
                 // partitions (4 and 8 GPUs a node): every row at the segment level either way.
-                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.187, 0.772}});
+                {"out-of-sample", "multi-node", "GB200", "bandwidth-bound", 16, 0.174, 0.772}});
   for (const auto& ds : doc["datasets"]) {
     const std::string id = ds["id"];
     if (id != "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309" && id != "h100_64gpu_8node_all_reduce_ib400_cluster2_issue309") continue;
     for (const auto& row : ds["rows"])
       if (row["bytes"].get<std::uint64_t>() >= 2ull << 30) {
         INFO(id << " at " << row["bytes"] << " B: " << 100 * row["error"].get<double>() << "%");
-        CHECK(std::abs(row["error"].get<double>()) <= 0.012 + kErrorMargin);
+        CHECK(std::abs(row["error"].get<double>()) <= (id == "h100_32gpu_4node_all_reduce_ib400_cluster2_issue309" ? 0.008 : 0.022) + kErrorMargin);
       }
   }
   const json& across = doc["reported_figures_summary"]["out_of_sample_multi_node"];
   CHECK(across["figures"] == 2);
-  CHECK(across["median_error"].get<double>() <= 0.095 + kErrorMargin);
+  CHECK(across["median_error"].get<double>() <= 0.090 + kErrorMargin);
   for (const auto& f : doc["reported_figures"])
     if (f["id"] == "h100_32gpu_4node_all_reduce_roce400_issue1221" && f["predicted_algorithm"] == "NVLSTree") {
       INFO(f.dump());
-      CHECK(std::abs(f["error"].get<double>()) <= 0.036 + kErrorMargin);
+      CHECK(std::abs(f["error"].get<double>()) <= 0.028 + kErrorMargin);
     }
 }
 
@@ -287,8 +294,8 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's InfiniBand pair (1
   // on four nodes, whose NVLSTree it prices at half speed. Both ran one
   // process per GPU; the pair fitted that launch's per-call base (its small
   // sizes only; the base is paid on every call, so these rows moved 10 us
-  // faster: pair 9.3% -> 10.9% worst, VMs 7.7% -> 9.4%). The VMs' four nodes then took the flow
-  // level's NVLSTree efficiency beyond two nodes (fitted to the segment level): 9.4% -> 3.8%.
+  // faster: pair 9.3% -> 10.9% worst, VMs 7.7% -> 9.4%). The VMs' four nodes then took NVLSTree's
+  // network efficiency beyond two nodes (fitted on the second cluster's four nodes): 9.4% -> 3.8%.
   const json doc = validate();
   const struct {
     const char* id;
@@ -316,7 +323,7 @@ TEST_CASE("accuracy: NVLSTree's mid sizes on nccl-tests#309's InfiniBand pair (1
 }
 
 TEST_CASE("accuracy: reported plateaus (nccl-tests#212, nccl#1455, nccl#2140, nccl-tests#309) out-of-sample 9 figures, median 0.8%, "
-          "worst 1.4%, and the two the NVLink efficiencies came from in-sample, and across nodes (nccl#1221, RoCE) 2 figures, median 9.8%",
+          "worst 1.4%, and the two the NVLink efficiencies came from in-sample, and across nodes (nccl#1221, RoCE) 2 figures, median 9.6%",
           "[accuracy][figures]") {
   const json doc = validate();
   const json& out = doc["reported_figures_summary"]["out_of_sample"];
@@ -328,10 +335,10 @@ TEST_CASE("accuracy: reported plateaus (nccl-tests#212, nccl#1455, nccl#2140, nc
   CHECK(in["figures"] == 2);
   CHECK(in["worst_error"].get<double>() <= 0.041 + kErrorMargin);
   // Across nodes: nccl#1221's four HGX H100 nodes on 400 Gb/s RoCE reach 320 GB/s with NVLS on or
-  // off; fabsim is optimistic there (NVLSTree 334.8, Ring 377.7 GB/s), as issue 15 found for RoCE.
+  // off; fabsim is optimistic there (NVLSTree 333.3, Ring 377.7 GB/s), as issue 15 found for RoCE.
   const json& across = doc["reported_figures_summary"]["out_of_sample_multi_node"];
   CHECK(across["figures"] == 2);
-  CHECK(across["median_error"].get<double>() <= 0.098 + kErrorMargin);
+  CHECK(across["median_error"].get<double>() <= 0.096 + kErrorMargin);
   CHECK(across["worst_error"].get<double>() <= 0.153 + kErrorMargin);
   CHECK(doc["reported_figures_summary"]["in_sample_multi_node"]["figures"] == 0);
   std::map<std::string, std::string> sample;  // "id row" -> sample
@@ -363,11 +370,12 @@ TEST_CASE("consistency: in-sample errors on the sweeps the latencies, drift and 
                 {"in-sample", "single node", "H100", "mid", 23, 0.128, 0.412},
                 {"in-sample", "single node", "H100", "bandwidth-bound", 24, 0.006, 0.036},
                 // The A3 Mega all-reduce the TCPXO values were fitted on (README: its mid sizes stay far off),
-                // the 2-node InfiniBand sweep NVLSTree's in-node efficiency was fitted on (from 1 MiB), and
-                // the bare-metal 2-node one the one-process-per-GPU base and LL's staging rate were fitted on.
+                // the 2-node InfiniBand sweep NVLSTree's in-node efficiency was fitted on (from 1 MiB), the
+                // 4-node one its network efficiency beyond two nodes (from 1 GiB), and the bare-metal 2-node
+                // one the one-process-per-GPU base and LL's staging rate were fitted on.
                 {"in-sample", "multi-node", "H100", "latency-bound", 26, 0.020, 0.173},
-                {"in-sample", "multi-node", "H100", "mid", 22, 0.160, 0.689},
-                {"in-sample", "multi-node", "H100", "bandwidth-bound", 25, 0.023, 0.492}});
+                {"in-sample", "multi-node", "H100", "mid", 25, 0.157, 0.689},
+                {"in-sample", "multi-node", "H100", "bandwidth-bound", 33, 0.023, 0.492}});
 }
 
 TEST_CASE("accuracy: leave one run out, the fitted sweeps predicted with the latencies refitted without them", "[accuracy]") {
@@ -396,6 +404,10 @@ TEST_CASE("accuracy: leave one run out, the fitted sweeps predicted with the lat
       // Nor has NVLSTree's in-node efficiency (--refit refits latencies only).
       CHECK(run["refitted_on"].empty());
       CHECK(run["still_in_sample"] == json::array({"gpus/h100-sxm/nvls/tree_payload_efficiency"}));
+    } else if (run["run"] == "issue309-gj-aion-4node") {
+      // Nor has NVLSTree's network efficiency beyond two nodes (scripts/fit-tree-network-efficiency).
+      CHECK(run["refitted_on"].empty());
+      CHECK(run["still_in_sample"] == json::array({"gpus/h100-sxm/nvls/network_efficiency_beyond_two_nodes"}));
     } else {
       CHECK(run["refitted_on"].size() == 2);  // the other two 4-GPU sweeps
     }
@@ -472,14 +484,15 @@ TEST_CASE("accuracy: Blackwell on NCCL's Blackwell figures, 8x B200 against 8x B
 }
 
 TEST_CASE("accuracy: nccl#1801's forced tree across three GB200 partitions takes Simple, as its rate says NCCL did: "
-          "-2.6% and -2.3% at the flow level, -3.3% on NVL4 at the segment level",
+          "-2.6% and -2.3% at the flow level, -2.6% on NVL4 at the segment level",
           "[accuracy][blackwell]") {
   // Measured 234.4 (NVL4, 12 GPUs) and 485.7 GB/s (NVL8, 24) at 16 GiB: above what LL128's
   // 120-of-128-byte lines allow at the rings' NIC rate (225 and 451), so NCCL ran Simple. Its
   // tuner does: from 512 MiB a tree's bandwidth takes no treeCorrectionFactor, so Simple's 0.92
-  // beats LL128's 0.92 x 120/128. The segment level is within 1% of the flow level on NVL4 (NVL8
-  // there: 461.1, -5.1%, not run here: 45 s); with whole 512 KiB segments in the rail switches'
-  // 1 MiB input buffers it lost a tenth to head-of-line stalls (200.0 and 432.3).
+  // beats LL128's 0.92 x 120/128. The segment level is within 0.1% of the flow level on NVL4 (NVL8
+  // there: 474.1, -2.4%, not run here: 45 s); with whole 512 KiB segments in the rail switches'
+  // 1 MiB input buffers it lost a tenth to head-of-line stalls (200.0 and 432.3), and while a link
+  // shared itself among one connection's steps in flight, 1-4% more (226.7 and 461.1).
   const std::string args = "-b 16G -e 16G --algo tree --nccl-version 2.27.3";
   for (const char* topology : {"gb200-nvl4-3rack", "gb200-nvl8-3rack"}) {
     const json row = rows(topology, args + " --model flow")[0];
@@ -487,7 +500,7 @@ TEST_CASE("accuracy: nccl#1801's forced tree across three GB200 partitions takes
     CHECK(row["protocol"] == "Simple");
     check_figure(row["busbw_GBps"].get<double>(), std::string(topology) == "gb200-nvl4-3rack" ? 228.4 : 474.6);
   }
-  check_figure(busbw("gb200-nvl4-3rack", args + " --model segment"), 226.7);
+  check_figure(busbw("gb200-nvl4-3rack", args + " --model segment"), 228.3);
 }
 
 namespace {
@@ -520,7 +533,7 @@ TEST_CASE("accuracy: the flow level agrees with the segment level on the stock s
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 32.8%, 7.0%, 11.8% and 73.2%)",
+TEST_CASE("accuracy: the flow level against the segment level on the README's seven sweeps (worst 7.0%, 6.2%, 0.0%, 15.9%, 7.0%, 11.8% and 73.0%)",
           "[accuracy][flow]") {
   struct Sweep {
     std::string topology, args;
@@ -529,7 +542,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   for (const auto& sweep : std::vector<Sweep>{{"hgx-h100", "--op all_gather -g 8 -b 8 -e 8G", 0.070},
                                               {"hgx-h100", "--op reduce_scatter -g 8 -b 8 -e 8G", 0.062},
                                               {"hgx-h100", "--op alltoall -g 8 -b 1K -e 1G", 0.000},
-                                              {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.328},
+                                              {"hgx-h100", "--op broadcast -g 8 -b 8 -e 1G", 0.159},
                                               {"hgx-h100-2node", "--algo ring -b 8 -e 1G", 0.070},
                                               // Known disagreements across nodes (README: Tree chains and heads, the broadcast chain):
                                               {"hgx-h100-2node", "-b 8 -e 1G", 0.118},
@@ -540,7 +553,7 @@ TEST_CASE("accuracy: the flow level against the segment level on the README's se
   }
 }
 
-TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, NCCL's default across nodes within 18.8%)",
+TEST_CASE("accuracy: the flow level against the segment level over GPU counts (rings within 7%, one box within 5%, NCCL's default across nodes within 14.7%)",
           "[accuracy][flow]") {
   // The grid --model auto switches over: 64 KiB - 256 MiB (x4) on 2-32 GPUs, one box and across nodes.
   struct Cell {
@@ -553,11 +566,10 @@ TEST_CASE("accuracy: the flow level against the segment level over GPU counts (r
                                             {"hgx-h100", "-g 8 --algo ring", 0.022},
                                             {"hgx-h100-2node", "-g 16 --algo ring", 0.050},
                                             {"ib-fat-tree-1024", "-g 32 --algo ring", 0.070},
-                                            // NCCL's default across nodes, Tree then NVLSTree: within 5% to 4 MiB, NVLSTree's
-                                            // 16-64 MiB apart by up to 19%, the flow level the slower since its network
-                                            // efficiency beyond two nodes, fitted at 1-2 GiB (13% before; README, Models).
+                                            // NCCL's default across nodes, Tree then NVLSTree: within 7.1% to 4 MiB, NVLSTree's
+                                            // 16-64 MiB apart by up to 15%, the flow level the slower (README, Models).
                                             {"hgx-h100-2node", "-g 16", 0.067},
-                                            {"ib-fat-tree-1024", "-g 32", 0.188}}) {
+                                            {"ib-fat-tree-1024", "-g 32", 0.147}}) {
     const std::string args = cell.args + " -b 64K -e 256M -f 4";
     const double worst = worst_flow_difference(rows(cell.topology, args + " --model segment"), rows(cell.topology, args + " --model flow"));
     INFO(cell.topology << " " << args << ": worst flow/segment difference " << 100 * worst << "%");

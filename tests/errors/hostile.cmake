@@ -28,8 +28,8 @@ fabsim_error_test(hostile_drift_sd_1e30us "catalogue_patch\\): /gpus/h100-sxm/ch
   nccl-test -t ${H100} --calibration ${HOSTILE}/drift_sd_1e30us.json)
 fabsim_error_test(hostile_input_buffer_zero "/switches/nvswitch-gen3/input_buffer/value: expected a size > 0 bytes"
   nccl-test -t ${H100} --calibration ${HOSTILE}/input_buffer_zero.json)
-fabsim_error_test(hostile_flow_tree_efficiency_above_one "/gpus/h100-sxm/nvls/flow_tree_network_efficiency: expected a value in \\(0, 1\\]"
-  nccl-test -t ${H100} --calibration ${HOSTILE}/flow_tree_efficiency_above_one.json)
+fabsim_error_test(hostile_tree_network_efficiency_above_one "/gpus/h100-sxm/nvls/network_efficiency_beyond_two_nodes: expected a value in \\(0, 1\\]"
+  nccl-test -t ${H100} --calibration ${HOSTILE}/tree_network_efficiency_above_one.json)
 fabsim_error_test(hostile_ring_channels_1000 "/gpus/h100-sxm/ring_channels/value: 1000 is out of range"
   nccl-test -t ${H100} --calibration ${HOSTILE}/ring_channels_1000.json)
 # Generated fabrics are sized before they are built

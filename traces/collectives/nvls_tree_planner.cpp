@@ -32,13 +32,12 @@ CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsPa
   plan.switch_groups = nodes;
   if (request.bytes == 0) return plan;
   const int node_count = static_cast<int>(nodes.size());
-  // Beyond two nodes the segment level leaves an interior head's NICs idle
-  // (head-of-line blocking at its leaf switch, credits, the tree's
-  // dependencies); the flattened flow-level tree runs them at full rate, so
-  // it takes the share fitted to the segment level (catalogue
-  // nvls.flow_tree_network_efficiency). Two nodes keep the rate.
-  if (aggregated && node_count > 2 && nvls.flow_tree_network_efficiency)
-    plan.payload_efficiency *= *nvls.flow_tree_network_efficiency;
+  // Beyond two nodes each node's NICs carry twice what they carry on two,
+  // and measured NVLSTree there runs its NICs below the rate either level
+  // gives them; the network hops take the measured share (catalogue
+  // nvls.network_efficiency_beyond_two_nodes). Two nodes keep the rate.
+  if (node_count > 2 && nvls.network_efficiency_beyond_two_nodes)
+    plan.payload_efficiency *= *nvls.network_efficiency_beyond_two_nodes;
   std::size_t smallest = nodes.front().size();
   for (const auto& members : nodes) smallest = std::min(smallest, members.size());
   // One head per NIC, at most NCCL_MAX_NVLS_ARITY; fabsim takes one per rank of the smallest node.
