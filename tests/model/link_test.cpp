@@ -31,39 +31,41 @@ TEST_CASE("a transfer cut into segments still takes latency + bytes / bandwidth 
 }
 
 namespace {
-models::TransferRequest transfer_on_channel(std::uint64_t id, core::Bytes bytes, std::uint32_t channel) {
-  models::TransferRequest request{id, 0, 1, bytes, bytes};
-  request.flow = channel;
-  return request;
+constexpr core::Bytes kTransferBytes = 1 << 20;
+
+/// When two 1 MiB transfers, both sent at time 0 from gpu0 to gpu1 in 16 KiB
+/// segments on the given channels, complete.
+std::pair<core::TimePs, core::TimePs> two_transfers_done(const std::string& name, std::uint32_t first_channel,
+                                                        std::uint32_t second_channel) {
+  const auto spec = topo::load_topology(testing::star_topology(name, 2, true));
+  testing::FabricProbe probe(spec, 16 * 1024);
+  std::uint64_t id = 1;
+  for (std::uint32_t channel : {first_channel, second_channel}) {
+    models::TransferRequest request{id++, 0, 1, kTransferBytes, kTransferBytes};
+    request.flow = channel;
+    probe.send_request_at(0, request);
+  }
+  probe.run();
+  return {probe.done(1), probe.done(2)};
 }
 }  // namespace
 
 TEST_CASE("two connections on one link share it round robin and finish together", "[model][link]") {
-  const auto spec = topo::load_topology(testing::star_topology("direct_share", 2, true));
-  testing::FabricProbe probe(spec, 16 * 1024);
-  const core::Bytes bytes = 1 << 20;
-  probe.send_request_at(0, transfer_on_channel(1, bytes, 0));
-  probe.send_request_at(0, transfer_on_channel(2, bytes, 1));
-  probe.run();
-  const double both = static_cast<double>(kIdealLinkLatency + serialise_whole_ps(2 * bytes));
-  CHECK(static_cast<double>(probe.done(2)) == Approx(both).epsilon(1e-6));
+  const auto [first, second] = two_transfers_done("direct_share", 0, 1);
+  const double both = static_cast<double>(kIdealLinkLatency + serialise_whole_ps(2 * kTransferBytes));
+  CHECK(static_cast<double>(second) == Approx(both).epsilon(1e-6));
   // Interleaved segment by segment, the first ends at most two segments before the second
   // (it took the idle link first), not a whole transfer before it.
-  CHECK(probe.done(2) - probe.done(1) <= 2 * serialise_whole_ps(16 * 1024));
+  CHECK(second - first <= 2 * serialise_whole_ps(16 * 1024));
 }
 
 TEST_CASE("two transfers of one connection go over a link in order", "[model][link]") {
   // A queue pair executes its RDMA writes in order and an SM writes a
   // channel's steps in order: the second step waits for the first, rather
   // than both landing late together.
-  const auto spec = topo::load_topology(testing::star_topology("direct_order", 2, true));
-  testing::FabricProbe probe(spec, 16 * 1024);
-  const core::Bytes bytes = 1 << 20;
-  probe.send_request_at(0, transfer_on_channel(1, bytes, 3));
-  probe.send_request_at(0, transfer_on_channel(2, bytes, 3));
-  probe.run();
-  CHECK(static_cast<double>(probe.done(1)) == Approx(static_cast<double>(kIdealLinkLatency + serialise_whole_ps(bytes))).epsilon(1e-6));
-  CHECK(static_cast<double>(probe.done(2)) == Approx(static_cast<double>(kIdealLinkLatency + serialise_whole_ps(2 * bytes))).epsilon(1e-6));
+  const auto [first, second] = two_transfers_done("direct_order", 3, 3);
+  CHECK(static_cast<double>(first) == Approx(static_cast<double>(kIdealLinkLatency + serialise_whole_ps(kTransferBytes))).epsilon(1e-6));
+  CHECK(static_cast<double>(second) == Approx(static_cast<double>(kIdealLinkLatency + serialise_whole_ps(2 * kTransferBytes))).epsilon(1e-6));
 }
 
 TEST_CASE("link usage counts the bytes and busy time of each direction", "[model][link]") {
