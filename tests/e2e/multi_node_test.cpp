@@ -351,6 +351,23 @@ TEST_CASE("two NVL72 racks: NCCL's default runs NVLSTree at 1 GiB (NVLS inside e
   CHECK(network_bytes == Approx(2.0 * (1ull << 30)).epsilon(1e-6));
 }
 
+TEST_CASE("Blackwell's NVLS channels follow the NCCL release: 32 up to 2.26, 24 in one rack from 2.27, 32 across racks until "
+          "2.30's tuning gives three or more 24",
+          "[multinode][nvl72][nccl-version]") {
+  auto channels = [](const std::string& topology, const std::string& args) {
+    const auto doc = nccl_test(source_path("topologies/" + topology), "-b 64M -e 64M --model flow " + args);
+    return doc["rows"][0]["channels"].get<int>();
+  };
+  CHECK(channels("gb200-nvl72.json", "--nccl-version 2.26.2") == 32);
+  CHECK(channels("gb200-nvl72.json", "--nccl-version 2.27.3") == 24);
+  CHECK(channels("gb200-nvl72.json", "") == 24);
+  CHECK(channels("gb200-nvl72-2rack.json", "--nccl-version 2.26.2") == 32);
+  CHECK(channels("gb200-nvl72-2rack.json", "") == 32);
+  // Three NVL4 partitions, 400 Gb/s NICs on the GPUs' PCIe switches.
+  CHECK(channels("gb200-nvl4-3rack.json", "--algo nvlstree --nccl-version 2.27.3") == 32);
+  CHECK(channels("gb200-nvl4-3rack.json", "--algo nvlstree") == 24);
+}
+
 TEST_CASE("flow level: a Tree's hops pay the network steps on their path, so an 8 B all-reduce over two HGX nodes agrees with the "
           "segment level within 3% (it was 15% short)",
           "[multinode]") {
@@ -378,7 +395,7 @@ TEST_CASE("nccl-test with NCCL 2.26.2 chooses as NCCL 2.26 did on two HGX H100 n
   const auto stock = source_path("topologies/hgx-h100-2node.json");
   const auto old_tuner = nccl_test(stock, "-b 1M -e 4M --nccl-version 2.26.2");
   const auto new_tuner = nccl_test(stock, "-b 1M -e 4M");
-  CHECK(old_tuner["meta"]["nccl_tuner"] == "2.26.2 (NCCL 2.23.4-2.27.7 tuner constants)");
+  CHECK(old_tuner["meta"]["nccl_tuner"] == "2.26.2 (NCCL 2.23.4-2.26.6 tuner constants)");
   CHECK(new_tuner["meta"]["nccl_tuner"] == "2.30.7, the newest read (NCCL 2.30.3-2.30.7 tuner constants)");
   REQUIRE(old_tuner["rows"].size() == 3);
   REQUIRE(new_tuner["rows"].size() == 3);

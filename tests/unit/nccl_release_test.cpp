@@ -44,7 +44,7 @@ TEST_CASE("each NCCL release takes the tuner table of its run of releases and no
   // A later release than any read, and none at all, take the newest table.
   CHECK(release(31, 0) == &traces::newest_nccl_tuner_release());
   CHECK(traces::nccl_tuner_release(std::nullopt) == &traces::newest_nccl_tuner_release());
-  CHECK(traces::nccl_tuner_description(NcclVersion{2, 26, 2}) == "2.26.2 (NCCL 2.23.4-2.27.7 tuner constants)");
+  CHECK(traces::nccl_tuner_description(NcclVersion{2, 26, 2}) == "2.26.2 (NCCL 2.23.4-2.26.6 tuner constants)");
   CHECK(traces::nccl_tuner_description(std::nullopt) == "2.30.7, the newest read (NCCL 2.30.3-2.30.7 tuner constants)");
   CHECK(traces::nccl_tuner_description(NcclVersion{2, 18, 6}) == "2.18.6 (no tuner table: older than 2.19.1)");
 }

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "test_support.hpp"
+#include "traces/collectives/nvls_setup.hpp"
 #include "traces/collectives/nvls_tree_planner.hpp"
 
 using namespace fabsim;
@@ -77,7 +78,9 @@ TEST_CASE("NVLSTree at flow level: the same bytes as one transfer per edge and t
 TEST_CASE("NVLSTree's chunk is NCCL's: 128 KiB below 4 nodes, 64 KiB from 4, stepping down for small buffers", "[plan][nvls]") {
   const core::Bytes kib = 1024, nvls_chunk = 128 * kib;
   // 16 channels x 8 heads = 128 chunks in flight.
-  auto chunk = [&](core::Bytes bytes, int nodes) { return traces::nvls_tree_chunk_bytes(bytes, 16, 8, nodes, nvls_chunk); };
+  auto chunk = [&](core::Bytes bytes, int nodes) {
+    return traces::nvls_tree_chunk_bytes(bytes, 16, 8, traces::default_nvls_tree_max_chunk(nvls_chunk, nodes));
+  };
   CHECK(chunk(16ull << 30, 2) == 128 * kib);
   CHECK(chunk(64ull << 20, 2) == 128 * kib);  // 64 MiB is not under 4 x 128 x 128 KiB
   CHECK(chunk(32ull << 20, 2) == 64 * kib);

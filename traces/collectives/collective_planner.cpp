@@ -31,6 +31,28 @@ CollectivePlanner::CollectivePlanner(topo::FabricBackend& fabric) : fabric_(fabr
   network_per_gpu_gbps_ = spec.gpus.empty() ? 0.0 : network / static_cast<double>(spec.gpus.size());
   const auto nics = std::count_if(spec.devices.begin(), spec.devices.end(), [](const auto& d) { return d.kind == topo::DeviceKind::kNic; });
   if (nics > 0 && !spec.gpus.empty()) nics_per_gpu_ = std::max(1, static_cast<int>(nics / static_cast<long>(spec.gpus.size())));
+  // NCCL's GPU-to-NIC path type, as far as it matters to its NVLS tuning:
+  // PXB or closer when each GPU and a NIC hang off one PCIe switch device.
+  // A root complex is a switch device here too, so a NIC beside its GPU on
+  // the root complex (NCCL: PHB) counts as near; every stock topology puts
+  // its NICs on their GPUs' PCIe switches.
+  if (nics > 0) {
+    std::vector<std::vector<int>> pcie_switches(spec.devices.size());  // by GPU or NIC: its PCIe switch neighbours
+    for (const auto& l : spec.links)
+      if (l.kind == topo::LinkKind::kPcie) {
+        if (spec.devices[l.b].kind == topo::DeviceKind::kSwitch) pcie_switches[static_cast<std::size_t>(l.a)].push_back(l.b);
+        if (spec.devices[l.a].kind == topo::DeviceKind::kSwitch) pcie_switches[static_cast<std::size_t>(l.b)].push_back(l.a);
+      }
+    std::vector<char> switch_with_nic(spec.devices.size(), 0);
+    for (std::size_t d = 0; d < spec.devices.size(); ++d)
+      if (spec.devices[d].kind == topo::DeviceKind::kNic)
+        for (int sw : pcie_switches[d]) switch_with_nic[static_cast<std::size_t>(sw)] = 1;
+    for (int g : spec.gpus) {
+      const auto& near = pcie_switches[static_cast<std::size_t>(g)];
+      if (std::none_of(near.begin(), near.end(), [&](int sw) { return switch_with_nic[static_cast<std::size_t>(sw)] != 0; }))
+        nic_under_gpu_pcie_switch_ = false;
+    }
+  }
   // The network plugin's reported latency: one NIC model per fabric in practice; the largest if several.
   for (const auto& d : spec.devices)
     if (d.kind == topo::DeviceKind::kNic) {
@@ -76,6 +98,9 @@ TunerRequest CollectivePlanner::tuner_request(const CollectiveCall& call) {
     int fewest = ranks;
     for (const auto& [domain, members] : per_node) fewest = std::min(fewest, static_cast<int>(members.size()));
     request.network_bus_gbps = fewest * network_per_gpu_gbps_;
+    request.ranks_per_node = fewest;
+    if (nics_per_gpu_ > 0) request.nic_gbps = network_per_gpu_gbps_ / nics_per_gpu_;
+    request.nic_under_gpu_pcie_switch = nic_under_gpu_pcie_switch_;
     request.net_plugin_latency_us = static_cast<double>(plugin_latency_) / 1e6;
     if (fewest > 1 && nics_per_gpu_ > 0) {
       // NCCL's ring graph through each node's NICs; at one GPU per node its
@@ -151,7 +176,7 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
       if (!request.nvls_in_every_node || !gpu.nvls)
         throw core::ConfigError(fabric_.spec().file, "/devices",
                                 "NVLSTree needs an all_reduce across nodes, each node's GPUs (two or more) on a switch with in-network reduction");
-      const NvlsTreeRequest tree{ranks, call.bytes, choice.channels, call.element_size};
+      const NvlsTreeRequest tree{ranks, call.bytes, choice.channels, call.element_size, nvls_tree_max_chunk(gpu, request)};
       plan = plan_nvls_tree(tree, *gpu.nvls, gpu.protocols.at(topo::Protocol::kSimple), domains, rails, flow_level);
       params.step_latency = gpu.nvls->step_latency;
       net_row = NetRow::kNvlsTree;

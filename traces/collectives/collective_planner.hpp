@@ -68,6 +68,7 @@ class CollectivePlanner {
   std::map<std::vector<int>, bool> nvls_cache_;
   double network_per_gpu_gbps_ = 0;  // NIC line rate per GPU
   int nics_per_gpu_ = 0;             // NICs over GPUs, at least one where there are NICs
+  bool nic_under_gpu_pcie_switch_ = true;  // every GPU shares a PCIe switch with a NIC (NCCL: path <= PXB)
   core::TimePs plugin_latency_ = 0;  // NicModel::net_latency of the fabric's NICs
   core::TimePs call_latency_ = 0;    // NicModel::net_call_latency of the fabric's NICs
   bool one_gpu_per_process_ = false;

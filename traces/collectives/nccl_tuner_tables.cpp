@@ -34,17 +34,19 @@ constexpr NcclBandwidthCaps blackwell_from_2_28(double ring_ll128_n1, double rin
 }
 
 using P = NcclNvlsPricing;
-// first, last, NVLS NVLink, NVLSTree NET, Tree Simple base / NVLink / NET, pricing, Hopper, Blackwell, PAT.
+using B = NcclBlackwellNvls;
+// first, last, NVLS NVLink, NVLSTree NET, Tree Simple base / NVLink / NET, pricing, Hopper, Blackwell, PAT, Blackwell's NVLS channels.
 const std::array kReleases{
-    NcclTunerRelease{{2, 19, 1}, {2, 20, 5}, 23, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_20, kBlackwellUpTo2_27, false},
-    NcclTunerRelease{{2, 21, 5}, {2, 22, 3}, 25, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, false},
-    NcclTunerRelease{{2, 23, 4}, {2, 27, 7}, 25, 14, 8.4, 4.0, 14, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, true},
-    NcclTunerRelease{{2, 28, 3}, {2, 28, 3}, 25, 14, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(73.4, 73.4, 73.4, 43.1), true},
-    NcclTunerRelease{{2, 28, 7}, {2, 28, 7}, 25, 14, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(73.4, 34.6, 73.4, 43.1), true},
-    NcclTunerRelease{{2, 28, 9}, {2, 28, 9}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(73.4, 34.6, 73.4, 43.8), true},
-    NcclTunerRelease{{2, 29, 2}, {2, 29, 3}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(34.5, 34.6, 34.5, 43.8), true},
-    NcclTunerRelease{{2, 29, 7}, {2, 29, 7}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(40.0, 40.0, 40.0, 43.8), true},
-    NcclTunerRelease{{2, 30, 3}, {2, 30, 7}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(40.0, 40.0, 40.0, 80.0), true},
+    NcclTunerRelease{{2, 19, 1}, {2, 20, 5}, 23, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_20, kBlackwellUpTo2_27, false, B::kAlways32},
+    NcclTunerRelease{{2, 21, 5}, {2, 22, 3}, 25, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, false, B::kAlways32},
+    NcclTunerRelease{{2, 23, 4}, {2, 26, 6}, 25, 14, 8.4, 4.0, 14, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, true, B::kAlways32},
+    NcclTunerRelease{{2, 27, 3}, {2, 27, 7}, 25, 14, 8.4, 4.0, 14, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, true, B::kFewerInOneDomain},
+    NcclTunerRelease{{2, 28, 3}, {2, 28, 3}, 25, 14, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(73.4, 73.4, 73.4, 43.1), true, B::kFewerInOneDomain},
+    NcclTunerRelease{{2, 28, 7}, {2, 28, 7}, 25, 14, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(73.4, 34.6, 73.4, 43.1), true, B::kFewerInOneDomain},
+    NcclTunerRelease{{2, 28, 9}, {2, 28, 9}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(73.4, 34.6, 73.4, 43.8), true, B::kFewerInOneDomain},
+    NcclTunerRelease{{2, 29, 2}, {2, 29, 3}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(34.5, 34.6, 34.5, 43.8), true, B::kFewerInOneDomain},
+    NcclTunerRelease{{2, 29, 7}, {2, 29, 7}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(40.0, 40.0, 40.0, 43.8), true, B::kFewerInOneDomain},
+    NcclTunerRelease{{2, 30, 3}, {2, 30, 7}, 25, 20.9, 8.4, 4.0, 14, P::kPerHead, kHopper, blackwell_from_2_28(40.0, 40.0, 40.0, 80.0), true, B::kTunedAcrossNodes},
 };
 }  // namespace
 

@@ -17,6 +17,10 @@
 /// - 2.28.7, 2.29.2, 2.29.7: Blackwell's Ring LL128 per-channel cap.
 /// - 2.28.9: hwLat NET NVLSTree 14 -> 20.9 us; Blackwell NVLSTree cap beyond 2 nodes 43.1 -> 43.8.
 /// - 2.30.3: Blackwell NVLSTree cap beyond 2 nodes 43.8 -> 80.
+/// Besides the tuner, the NVLS channel count NCCL gives Blackwell (src/transport/nvls.cc):
+/// - up to 2.26: NVLS_NCHANNELS_SM100 = 32 everywhere;
+/// - 2.27.3: 24 (NVLS_NCHANNELS_SM100_NVL) in one NVLink domain, 32 across nodes;
+/// - 2.30.3: across nodes ncclNvlsTreeSm100Tuning sets channels and chunks (nvls_setup.hpp).
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +38,13 @@ struct NcclBandwidthCaps {
   double tree_ll128_per_channel[3]; ///< perChMaxTreeLL128Bw
   double tree_per_channel[3];       ///< perChMaxTreeBw
   double nvls_tree_per_channel[3];  ///< perChMaxNVLSTreeBw (0 where NVLSTree does not run, or before 2.28.3)
+};
+
+/// How many NVLS channels (CTAs) a release gives Blackwell (SM100) GPUs.
+enum class NcclBlackwellNvls {
+  kAlways32,          ///< up to 2.26: NVLS_NCHANNELS_SM100 (32) in one NVLink domain and across nodes
+  kFewerInOneDomain,  ///< 2.27-2.29: NVLS_NCHANNELS_SM100_NVL (24) in one NVLink domain, 32 across nodes
+  kTunedAcrossNodes,  ///< from 2.30.3: 24 in one domain; across nodes ncclNvlsTreeSm100Tuning
 };
 
 /// How a release prices NVLS and NVLSTree bandwidth.
@@ -55,6 +66,7 @@ struct NcclTunerRelease {
   NcclBandwidthCaps hopper;
   NcclBandwidthCaps blackwell;        ///< before 2.25.1 NCCL had no Blackwell rows: 2.25.1's
   bool has_pat;                       ///< PAT (all-gather, reduce-scatter at one GPU per node) came in 2.23.4
+  NcclBlackwellNvls blackwell_nvls = NcclBlackwellNvls::kAlways32;
 };
 
 /// The table NCCL `version` ran with: the newest one whose first release is
@@ -68,7 +80,7 @@ std::optional<NcclVersion> nccl_version_with_tuner(std::string_view written);
 /// Why a user's --nccl-version or "nccl_version" cannot choose: not a release
 /// number, or older than any tuner read; nullopt when it can.
 std::optional<std::string> nccl_version_problem(std::string_view written);
-/// What a report says of the tuner: "2.26.2 (NCCL 2.23.4-2.27.7 tuner
+/// What a report says of the tuner: "2.26.2 (NCCL 2.23.4-2.26.6 tuner
 /// constants)", or without a version "2.30.7, the newest read (...)".
 std::string nccl_tuner_description(std::optional<NcclVersion> asked);
 

@@ -6,13 +6,14 @@
 
 #include "traces/collectives/chain_planner.hpp"
 #include "traces/collectives/nvls_planner.hpp"
+#include "traces/collectives/nvls_setup.hpp"
 #include "traces/collectives/tree_planner.hpp"
 
 namespace fabsim::traces {
 
-core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, int nodes, core::Bytes nvls_chunk) {
+core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, core::Bytes max_chunk) {
   constexpr core::Bytes kKiB = 1024;
-  core::Bytes chunk = nodes >= 4 ? std::min(nvls_chunk, 64 * kKiB) : nvls_chunk;
+  core::Bytes chunk = max_chunk;
   const core::Bytes concurrent = static_cast<core::Bytes>(channels) * static_cast<core::Bytes>(heads);
   // NCCL's ladder: each rung compares the buffer with the chunk it has so far.
   const struct {
@@ -44,8 +45,8 @@ CollectivePlan plan_nvls_tree(const NvlsTreeRequest& request, const topo::NvlsPa
   const int heads = nvls_heads(static_cast<int>(smallest));
   const std::vector<int> parents[2] = {binary_tree_parents(node_count, 0), binary_tree_parents(node_count, 1)};
   const TreeShape shapes[2] = {tree_shape(parents[0]), tree_shape(parents[1])};
-  const core::Bytes step_bytes =
-      std::max(nvls_tree_chunk_bytes(request.bytes, request.channels, heads, node_count, nvls.chunk_bytes), request.element_size);
+  const core::Bytes max_chunk = request.max_chunk > 0 ? request.max_chunk : default_nvls_tree_max_chunk(nvls.chunk_bytes, node_count);
+  const core::Bytes step_bytes = std::max(nvls_tree_chunk_bytes(request.bytes, request.channels, heads, max_chunk), request.element_size);
   const int in_flight = std::max(1, simple.slots);
   using models::TransferKind;
 

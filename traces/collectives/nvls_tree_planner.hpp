@@ -21,13 +21,16 @@ struct NvlsTreeRequest {
   core::Bytes bytes = 0;  ///< per-rank buffer (all-reduce)
   int channels = 2;       ///< NVLS channels
   core::Bytes element_size = 4;
+  /// The largest chunk: min(nvlsChunkSize, nvlsTreeMaxChunkSize) (nvls_setup.hpp);
+  /// 0: the catalogue's chunk under NCCL's default limit (default_nvls_tree_max_chunk).
+  core::Bytes max_chunk = 0;
 };
 
 /// NVLSTree's chunk as NCCL's calcCollChunking sets it (enqueue.cc, the same
-/// in 2.2x and 2.30): NCCL_NVLS_CHUNKSIZE (128 KiB), at most 64 KiB on 4 or
-/// more nodes (NCCL_NVLS_TREE_MAXCHUNKSIZE's default), then 256/128/64/32 KiB
-/// once the buffer is under 32/16/4/1 times channels x heads x the chunk.
-core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, int nodes, core::Bytes nvls_chunk);
+/// in 2.2x and 2.30): `max_chunk` (min of NCCL_NVLS_CHUNKSIZE and the tree's
+/// largest chunk, nvls_setup.hpp), then 256/128/64/32 KiB once the buffer is
+/// under 32/16/4/1 times channels x heads x the chunk.
+core::Bytes nvls_tree_chunk_bytes(core::Bytes bytes, int channels, int heads, core::Bytes max_chunk);
 
 /// The network hops run the Simple protocol (`simple`: its FIFO slots and
 /// payload efficiency); the in-switch ones NVLS's efficiency.

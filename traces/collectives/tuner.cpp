@@ -58,6 +58,19 @@ bool algorithm_runs(Algorithm algorithm, CollectiveOp op) {
   return false;
 }
 
+NvlsSetup nvls_setup(const topo::GpuModel& gpu, const TunerRequest& request) {
+  const NvlsCommunicator comm{request.nodes, request.ranks_per_node > 0 ? request.ranks_per_node : request.ranks / std::max(1, request.nodes),
+                              request.nic_gbps, request.nic_under_gpu_pcie_switch};
+  NvlsSetup setup = nccl_nvls_setup(*gpu.nvls, gpu.architecture, *request.nccl, comm);
+  if (request.channels) setup.channels = *request.channels;
+  return setup;
+}
+
+core::Bytes nvls_tree_max_chunk(const topo::GpuModel& gpu, const TunerRequest& request) {
+  const NvlsSetup setup = nvls_setup(gpu, request);
+  return std::min(setup.chunk, setup.tree_max_chunk);
+}
+
 double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
   const auto& nvls = *gpu.nvls;
   const double alg_gbps = nvls_heads(request.ranks) * nvls.tuner_head_bandwidth.gbytes_per_second() * nvls.payload_efficiency;
@@ -67,7 +80,7 @@ double nccl_nvls_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 TunerChoice choose(const topo::GpuModel& gpu, const TunerRequest& request) {
   const bool all_reduce = request.op == CollectiveOp::kAllReduce;
   const bool across_nodes = request.nodes > 1;
-  const int nvls_channels = gpu.nvls ? request.channels.value_or(gpu.nvls->channels) : 0;
+  const int nvls_channels = gpu.nvls ? nvls_setup(gpu, request).channels : 0;
   if (request.algorithm) {
     switch (*request.algorithm) {
       case Algorithm::kNvls:
@@ -212,7 +225,7 @@ double nccl_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& re
 
 double nccl_nvls_tree_model_time_us(const topo::GpuModel& gpu, const TunerRequest& request) {
   const auto& nvls = *gpu.nvls;
-  const int channels = request.channels.value_or(nvls.channels);
+  const int channels = nvls_setup(gpu, request).channels;
   if (channels < 2 || request.nodes < 2) return std::numeric_limits<double>::infinity();
   const NcclTunerRelease& release = *request.nccl;
   const int heads = nvls_heads(std::max(1, request.ranks / request.nodes));

@@ -10,6 +10,7 @@
 #include "topologies/hardware_catalogue.hpp"
 #include "traces/collectives/collective.hpp"
 #include "traces/collectives/nccl_tuner_tables.hpp"
+#include "traces/collectives/nvls_setup.hpp"
 
 namespace fabsim::traces {
 
@@ -49,6 +50,12 @@ struct TunerRequest {
   /// (nccl_net_ring_graph); 0 on one node, where the GPU's ring_channels hold.
   int network_graph_channels = 0;
   int network_runtime_channels = 0;
+  /// Across nodes, what NCCL's NVLS setup reads (nvls_setup.hpp): the fewest
+  /// ranks in a node, one NIC's speed (GB/s) and whether a GPU's NIC sits
+  /// under its PCIe switch.
+  int ranks_per_node = 0;
+  double nic_gbps = 0;
+  bool nic_under_gpu_pcie_switch = true;
   /// The NCCL release whose tuner constants choose (nccl_tuner_tables.hpp); never null.
   const NcclTunerRelease* nccl = &newest_nccl_tuner_release();
 };
@@ -58,6 +65,12 @@ struct TunerChoice {
   topo::Protocol protocol = topo::Protocol::kSimple;
   int channels = 1;
 };
+
+/// NCCL's NVLS channels and chunks for this request (nccl_nvls_setup); the
+/// request's forced channel count, if any, replaces the channels.
+NvlsSetup nvls_setup(const topo::GpuModel& gpu, const TunerRequest& request);
+/// NVLSTree's largest chunk: min(nvlsChunkSize, nvlsTreeMaxChunkSize) (enqueue.cc).
+core::Bytes nvls_tree_max_chunk(const topo::GpuModel& gpu, const TunerRequest& request);
 
 /// NCCL's predicted time (us) of an NVLS all-reduce (tuning.cc: latency + nBytes / algbw,
 /// algbw = heads x per-head bandwidth x nvlsEfficiency).
