@@ -56,7 +56,12 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
   if (config.nccl_version)
     if (const auto problem = nccl_version_problem(nccl_version_name(*config.nccl_version)))
       diag.error(at("nccl_version", "--nccl-version"), *problem);
-  if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
+  // NCCL runs these point to point: no algorithm to choose, and the protocol
+  // follows the size (LL up to NCCL_P2P_LL_THRESHOLD per channel), not NCCL_PROTO.
+  if (runs_point_to_point(config.op) && config.algorithm != "auto")
+    diag.error(at("algo", "--algo"), fmt::format("{} runs point to point (NCCL's P2P schedule), not with a collective algorithm: "
+                                                 "leave the algorithm to auto", collective_name(config.op)));
+  else if (config.algorithm != "auto" && !parse_algorithm(config.algorithm))
     diag.error(at("algo", "--algo"), fmt::format("algorithm '{}' is not modelled (available: ring, tree, nvls, nvlstree, pat, collnet, auto)", config.algorithm));
   if (parse_algorithm(config.algorithm) == Algorithm::kTree && config.op != CollectiveOp::kAllReduce)
     diag.error(at("algo", "--algo"), fmt::format("Tree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
@@ -69,6 +74,10 @@ void validate_nccl_test(const NcclTestConfig& config, const topo::TopologySpec& 
     diag.error(at("algo", "--algo"), fmt::format("NVLSTree is an all_reduce algorithm, not one for {}", collective_name(config.op)));
   if (parse_algorithm(config.algorithm) == Algorithm::kPat && config.op != CollectiveOp::kAllGather && config.op != CollectiveOp::kReduceScatter)
     diag.error(at("algo", "--algo"), fmt::format("PAT runs all_gather and reduce_scatter, not {}", collective_name(config.op)));
+  if (runs_point_to_point(config.op) && config.protocol)
+    diag.error(at("proto", "--proto"), fmt::format("{} takes its protocol from the size as NCCL's P2P does (LL up to 16 KiB per "
+                                                   "channel, else Simple), not from NCCL_PROTO: leave the protocol to auto",
+                                                   collective_name(config.op)));
   if (const auto algo = parse_algorithm(config.algorithm);
       algo && config.protocol && *config.protocol != topo::Protocol::kSimple && runs_simple_only(*algo))
     diag.error(at("proto", "--proto"), fmt::format("{} runs the Simple protocol only, not {} (force Simple, or another algorithm)",
@@ -263,7 +272,7 @@ class SweepDriver {
     PlannedCall call = planner_.plan(call_for(row.bytes, job.forced));
     auto& plan = call.plan;
     auto& params = call.params;
-    row.channels = plan.channels;
+    row.channels = plan.reported_channels();
     row.algorithm = plan.algorithm;
     row.protocol = plan.protocol;
     row.transfers = plan.transfers.size();

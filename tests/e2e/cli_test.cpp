@@ -56,6 +56,19 @@ TEST_CASE("the flags algo, proto and channels force NCCL's choices, case-insensi
   CHECK(doc["rows"][0]["channels"] == 8);
 }
 
+TEST_CASE("point-to-point ops report NCCL's p2p channels by size and release, and take a forced channel count", "[e2e][p2p]") {
+  // sendrecv on 8 GPUs: 8 channels a peer at 128 MiB, 32 from 512 MiB (NCCL 2.20.3 on); up to 2.19 at most 16.
+  const json newest = run_json("nccl-test " + kTopology + " --op sendrecv -b 128M -e 512M -f 4");
+  CHECK(newest["rows"][0]["channels"] == 8);
+  CHECK(newest["rows"][1]["channels"] == 32);
+  const json old = run_json("nccl-test " + kTopology + " --op sendrecv -b 512M -e 512M --nccl-version 2.19.3");
+  CHECK(old["rows"][0]["channels"] == 16);
+  // all-to-all: 7 peers of 8 channels each share NCCL's 32 p2p CTAs.
+  CHECK(run_json("nccl-test " + kTopology + " --op alltoall -b 1G -e 1G")["rows"][0]["channels"] == 32);
+  // --channels 6: 8 p2p channels (the next power of two), all of them for the one peer at 1 GiB.
+  CHECK(run_json("nccl-test " + kTopology + " --op sendrecv -b 1G -e 1G --channels 6")["rows"][0]["channels"] == 8);
+}
+
 TEST_CASE("the flag g (N GPUs) uses the first N GPUs", "[e2e]") {
   const json two = run_json("nccl-test " + kTopology + " -b 1G -e 1G -g 2");
   const json eight = run_json("nccl-test " + kTopology + " -b 1G -e 1G -g 8");

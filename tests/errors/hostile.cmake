@@ -80,6 +80,11 @@ fabsim_error_test(hostile_factor_in_scenario "factor_in_scenario.json: /workload
   run ${HOSTILE}/factor_in_scenario.json)
 fabsim_error_test(hostile_nvls_forced_ll "--proto: nvls runs the Simple protocol only, not LL"
   nccl-test -t ${H100} --algo nvls --proto LL -b 64M -e 64M)
+# Point-to-point ops run NCCL's P2P schedule: a forced algorithm or protocol would be silently ignored.
+fabsim_error_test(hostile_sendrecv_forced_algo "--algo: sendrecv runs point to point \\(NCCL's P2P schedule\\), not with a collective algorithm"
+  nccl-test -t ${H100} --op sendrecv --algo ring -b 1M -e 1M)
+fabsim_error_test(hostile_alltoall_forced_proto "--proto: alltoall takes its protocol from the size as NCCL's P2P does"
+  nccl-test -t ${H100} --op alltoall --proto LL128 -b 1M -e 1M)
 fabsim_error_test(hostile_straggler_inf "--straggler: '0=inf' is not \\[JOB:\\]RANK=FACTOR with a finite number"
   replay -t ${H100} ${DP8} --straggler 0=inf)
 fabsim_error_test(hostile_start_delay_1e30 "--start-delay: '0=1e30': the delay must be from 0"

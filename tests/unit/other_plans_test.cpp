@@ -110,7 +110,8 @@ TEST_CASE("point-to-point flows follow nccl-tests: ring shift, all pairs, to and
 TEST_CASE("p2p plans: chunks of 512 KiB over the peer's channels, LL only for small messages", "[plan]") {
   const auto plan = traces::plan_p2p({CollectiveOp::kAllToAll, 8, 0, 1ull << 30}, h100());
   CHECK(plan.protocol == "Simple");
-  CHECK(plan.channels == 4 * 7);  // 32 p2p channels shared by 7 peers: 4 each
+  // 128 MiB a peer: from 4 channels (32 p2p channels over 8 ranks), doubled while a part exceeds 32 chunks: 8 each.
+  CHECK(plan.channels == 8 * 7);
   core::Bytes total = 0;
   for (const auto& t : plan.transfers) {
     CHECK(t.payload <= 512 * 1024);
@@ -121,7 +122,7 @@ TEST_CASE("p2p plans: chunks of 512 KiB over the peer's channels, LL only for sm
 }
 
 TEST_CASE("p2p plans at flow level: one transfer per pair and channel, as coalescing the chunk plan gives, grouped by destination", "[plan]") {
-  // 1 GiB / 8 + 1 MiB + 3 bytes a pair: 4 channels per peer, 259 chunks of 512 KiB, the last one 3 bytes.
+  // 1 GiB / 8 + 1 MiB + 3 bytes a pair: parts of 16 MiB and more take 16 channels a peer; 259 chunks of 512 KiB, the last one 3 bytes.
   const core::Bytes size = 8 * ((1ull << 27) + (1ull << 20) + 3);
   const traces::P2PRequest request{CollectiveOp::kAllToAll, 8, 0, size};
   const auto chunked = traces::coalesce_for_flow(traces::plan_p2p(request, h100()), false);
@@ -129,7 +130,7 @@ TEST_CASE("p2p plans at flow level: one transfer per pair and channel, as coales
   CHECK(direct.aggregated);
   CHECK(direct.channels == chunked.channels);
   CHECK(direct.protocol == chunked.protocol);
-  REQUIRE(direct.transfers.size() == 56 * 4);
+  REQUIRE(direct.transfers.size() == 56 * 16);
   using Key = std::tuple<int, int, int>;  // channel, source, destination
   std::map<Key, std::pair<core::Bytes, std::uint32_t>> expected, got;
   for (const auto& t : chunked.transfers) expected[{t.channel, t.source, t.destination}] = {t.payload, t.steps};
@@ -137,12 +138,45 @@ TEST_CASE("p2p plans at flow level: one transfer per pair and channel, as coales
   CHECK(got == expected);
   const core::Bytes chunks = (size / 8 + 512 * 1024 - 1) / (512 * 1024);
   CHECK(chunks == 259);
-  // Channel 2 of a pair (chunks 2, 6, ..., 258) carries the short last chunk.
+  // Channel 2 of a pair (chunks 2, 18, ..., 258) carries the short last chunk.
   const auto& first_pair = got.at({2, 0, 1});
-  CHECK(first_pair.second == 65);
-  CHECK(first_pair.first == 64 * 512 * 1024 + 3);
+  CHECK(first_pair.second == 17);
+  CHECK(first_pair.first == 16 * 512 * 1024 + 3);
+  CHECK(got.at({3, 0, 1}).second == 16);
   for (std::size_t i = 1; i < direct.transfers.size(); ++i)
     CHECK(direct.transfers[i - 1].destination <= direct.transfers[i].destination);
+}
+
+TEST_CASE("p2p channels in one node follow NCCL's split by size and release, and a forced channel count", "[plan][p2p]") {
+  const auto gpu = h100();  // 32 p2p channels, 512 KiB chunks
+  const auto newest = traces::p2p_channel_setup(gpu, std::nullopt, nullptr);
+  CHECK(newest.p2p_channels == 32);
+  CHECK(newest.per_peer == 32);
+  CHECK(newest.split == traces::NcclP2pSplit::kAllChannels);
+  // sendrecv on 8 ranks (nccl-tests' ring shift): 4 channels a peer, doubled while a part exceeds 16 MiB.
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 64 * 1024) == 1);  // parts of at least 64 KiB
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 1 << 20) == 4);
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 64ull << 20) == 4);
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 128ull << 20) == 8);
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 256ull << 20) == 16);
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 512ull << 20) == 32);
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 8, 8ull << 30) == 32);
+  CHECK(traces::p2p_single_node_channels(gpu, newest, 2, 1 << 20) == 16);  // two ranks: 16 each from the start
+  // Up to 2.19 a peer took at most 4 x 32 / 8 = 16 channels on 8 ranks.
+  const auto old = traces::p2p_channel_setup(gpu, std::nullopt, traces::nccl_tuner_release(traces::NcclVersion{2, 19, 3}));
+  CHECK(old.split == traces::NcclP2pSplit::kQuarterLoad);
+  CHECK(traces::p2p_single_node_channels(gpu, old, 8, 128ull << 20) == 8);
+  CHECK(traces::p2p_single_node_channels(gpu, old, 8, 1ull << 30) == 16);
+  CHECK(traces::p2p_single_node_channels(gpu, old, 2, 1ull << 30) == 32);
+  CHECK(traces::p2p_channel_setup(gpu, std::nullopt, traces::nccl_tuner_release(traces::NcclVersion{2, 20, 3})).split ==
+        traces::NcclP2pSplit::kAllChannels);
+  // A forced count is the communicator's, rounded up to a power of two.
+  const auto forced = traces::p2p_channel_setup(gpu, 6, nullptr);
+  CHECK(forced.p2p_channels == 8);
+  CHECK(forced.per_peer == 8);
+  CHECK(traces::p2p_single_node_channels(gpu, forced, 8, 1ull << 30) == 8);
+  CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 8, 0, 1ull << 30}, gpu, false, nullptr, &forced).channels == 8);
+  CHECK(traces::plan_p2p({CollectiveOp::kSendRecv, 8, 0, 128ull << 20}, gpu).channels == 8);
 }
 
 TEST_CASE("tree all-reduce on one node: reduce up the chain to rank 0, broadcast back down", "[plan][tree]") {

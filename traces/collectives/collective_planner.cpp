@@ -150,8 +150,10 @@ PlannedCall CollectivePlanner::plan(const CollectiveCall& call) {
                                          [&](int d) { return d != network.domain_of_rank.front(); });
     network.channels_per_net_peer = p2p_net_peer_channels(nics_per_gpu_, network_per_gpu_gbps_);
     const P2PNetwork* across = spans_nodes ? &network : nullptr;
-    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu, flow_level, across)
-                      : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu, flow_level, across);
+    // A forced channel count sets the communicator's, as NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS do.
+    const P2PChannelSetup setup = p2p_channel_setup(gpu, call.channels, call.nccl);
+    plan = call.flows ? plan_p2p_flows(*call.flows, ranks, gpu, flow_level, across, &setup)
+                      : plan_p2p({call.op, ranks, call.root, call.bytes}, gpu, flow_level, across, &setup);
     net_protocol = *parse_protocol(plan.protocol);
     params.step_latency = gpu.protocols.at(net_protocol).step_latency;
   } else {

@@ -105,6 +105,7 @@ CollectivePlan plan_nvls_flow(const NvlsRequest& request, const topo::NvlsParams
 CollectivePlan coalesce_for_flow(const CollectivePlan& plan, bool pipeline) {
   auto out = CollectivePlan::empty(plan.algorithm, plan.protocol, plan.ranks, plan.channels, plan.payload_efficiency);
   out.aggregated = true;
+  out.ctas = plan.ctas;
   out.in_switch_efficiency = plan.in_switch_efficiency;
   out.switch_groups = plan.switch_groups;
   using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, int>;  // channel, source, destination, kind

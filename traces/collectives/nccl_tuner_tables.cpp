@@ -35,9 +35,12 @@ constexpr NcclBandwidthCaps blackwell_from_2_28(double ring_ll128_n1, double rin
 
 using P = NcclNvlsPricing;
 using B = NcclBlackwellNvls;
-// first, last, NVLS NVLink, NVLSTree NET, Tree Simple base / NVLink / NET, pricing, Hopper, Blackwell, PAT, Blackwell's NVLS channels.
+using S = NcclP2pSplit;
+// first, last, NVLS NVLink, NVLSTree NET, Tree Simple base / NVLink / NET, pricing, Hopper, Blackwell, PAT, Blackwell's NVLS
+// channels, the p2p split (2.19 and 2.20 share tuner constants; their p2p schedules differ).
 const std::array kReleases{
-    NcclTunerRelease{{2, 19, 1}, {2, 20, 5}, 23, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_20, kBlackwellUpTo2_27, false, B::kAlways32},
+    NcclTunerRelease{{2, 19, 1}, {2, 19, 4}, 23, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_20, kBlackwellUpTo2_27, false, B::kAlways32, S::kQuarterLoad},
+    NcclTunerRelease{{2, 20, 3}, {2, 20, 5}, 23, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_20, kBlackwellUpTo2_27, false, B::kAlways32},
     NcclTunerRelease{{2, 21, 5}, {2, 22, 3}, 25, 14, 0, 28, 28, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, false, B::kAlways32},
     NcclTunerRelease{{2, 23, 4}, {2, 26, 6}, 25, 14, 8.4, 4.0, 14, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, true, B::kAlways32},
     NcclTunerRelease{{2, 27, 3}, {2, 27, 7}, 25, 14, 8.4, 4.0, 14, P::kGraphSpeed, kHopperUpTo2_27, kBlackwellUpTo2_27, true, B::kFewerInOneDomain},

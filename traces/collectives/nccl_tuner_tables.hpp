@@ -47,6 +47,13 @@ enum class NcclBlackwellNvls {
   kTunedAcrossNodes,  ///< from 2.30.3: 24 in one domain; across nodes ncclNvlsTreeSm100Tuning
 };
 
+/// How a release splits one peer's point-to-point bytes over channels
+/// (enqueue.cc scheduleP2pTasksToPlan and addP2pToPlan).
+enum class NcclP2pSplit {
+  kQuarterLoad,  ///< 2.13-2.19: at most 4 x p2pnChannels / nRanks channels a peer; parts from a chunk / 8, across nodes too
+  kAllChannels,  ///< from 2.20.3: up to p2pnChannelsPerPeer a peer; parts across nodes from half a chunk
+};
+
 /// How a release prices NVLS and NVLSTree bandwidth.
 enum class NcclNvlsPricing {
   kGraphSpeed,  ///< up to 2.27: channels x the graph search's speed (NVLSTree: halved beyond 2 nodes) x 5/6
@@ -67,6 +74,7 @@ struct NcclTunerRelease {
   NcclBandwidthCaps blackwell;        ///< before 2.25.1 NCCL had no Blackwell rows: 2.25.1's
   bool has_pat;                       ///< PAT (all-gather, reduce-scatter at one GPU per node) came in 2.23.4
   NcclBlackwellNvls blackwell_nvls = NcclBlackwellNvls::kAlways32;
+  NcclP2pSplit p2p_split = NcclP2pSplit::kAllChannels;
 };
 
 /// The table NCCL `version` ran with: the newest one whose first release is

@@ -1,6 +1,7 @@
 #include "traces/collectives/p2p_planner.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -39,12 +40,33 @@ topo::Protocol p2p_protocol(const topo::GpuModel& gpu, core::Bytes peer_bytes, i
                                                                                           : topo::Protocol::kSimple;
 }
 
-int p2p_channels_per_peer(const topo::GpuModel& gpu, int peers, core::Bytes peer_bytes) {
-  int per_peer = 1;
-  while (per_peer * 2 * std::max(1, peers) <= gpu.p2p_channels) per_peer *= 2;
-  constexpr core::Bytes kMinTrafficPerChannel = 32 * 1024;  // enqueue.cc
-  const auto useful = static_cast<int>(std::max<core::Bytes>(1, (peer_bytes + kMinTrafficPerChannel - 1) / kMinTrafficPerChannel));
-  return std::max(1, std::min(per_peer, useful));
+P2PChannelSetup p2p_channel_setup(const topo::GpuModel& gpu, std::optional<int> forced_channels, const NcclTunerRelease* release) {
+  P2PChannelSetup setup;
+  const int own = std::max(1, gpu.p2p_channels);
+  setup.p2p_channels = forced_channels ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, *forced_channels)))) : own;
+  setup.per_peer = std::min(own, setup.p2p_channels);
+  setup.split = (release ? *release : newest_nccl_tuner_release()).p2p_split;
+  return setup;
+}
+
+int p2p_single_node_channels(const topo::GpuModel& gpu, const P2PChannelSetup& setup, int ranks, core::Bytes peer_bytes) {
+  const int n = std::max(1, ranks);
+  int most = std::max(1, setup.per_peer);
+  // "Avoid overloading channels with 8+ operations" (2.13-2.19)
+  if (setup.split == NcclP2pSplit::kQuarterLoad)
+    while (most * n > setup.p2p_channels * 4 && most > 1) most /= 2;
+  int fewest = std::max(1, setup.per_peer);  // "Try to use all channels, but one channel per operation"
+  while (fewest * n > setup.p2p_channels && fewest > 1) fewest /= 2;
+  if (peer_bytes <= 0) return 1;
+  const core::Bytes chunk = std::max<core::Bytes>(8, gpu.p2p_chunk);
+  const core::Bytes min_part = chunk / 8, max_part = chunk * 32;
+  int channels = static_cast<int>(std::min<core::Bytes>(static_cast<core::Bytes>(fewest), core::div_up(peer_bytes, min_part)));
+  core::Bytes part = std::max(min_part, core::div_up(peer_bytes, static_cast<core::Bytes>(channels)));
+  while (part > max_part && channels <= most / 2) {
+    channels *= 2;
+    part = core::div_up(peer_bytes, static_cast<core::Bytes>(channels));
+  }
+  return channels;
 }
 
 int p2p_net_peer_channels(int nics_per_gpu, double nic_gbytes_per_second_per_gpu) {
@@ -53,7 +75,9 @@ int p2p_net_peer_channels(int nics_per_gpu, double nic_gbytes_per_second_per_gpu
   return std::max({1, nics_per_gpu, (bandwidth + kPerChannelNetGbps - 1) / kPerChannelNetGbps});
 }
 
-int p2p_multi_node_channels(const topo::GpuModel& gpu, const P2PNetwork& network, int ranks, core::Bytes peer_bytes) {
+int p2p_multi_node_channels(const topo::GpuModel& gpu, const P2PNetwork& network, int ranks, core::Bytes peer_bytes,
+                            const P2PChannelSetup* setup) {
+  const int p2p_channels = setup ? setup->p2p_channels : std::max(1, gpu.p2p_channels);
   // p2pnChannelsPerPeer: the fewest any peer gets, a power of two. NVLink
   // peers get two per NVLink's worth of bandwidth (18 on an H100), more than
   // a network peer, so the network peer sets it.
@@ -61,9 +85,9 @@ int p2p_multi_node_channels(const topo::GpuModel& gpu, const P2PNetwork& network
   while (per_peer < network.channels_per_net_peer) per_peer *= 2;
   constexpr int kP2pPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH (device.h)
   const int batches = (std::max(1, ranks) + kP2pPerBatch - 1) / kP2pPerBatch;
-  while (per_peer * batches > gpu.p2p_channels && per_peer > 1) per_peer /= 2;
+  while (per_peer * batches > p2p_channels && per_peer > 1) per_peer /= 2;
   int fewest = per_peer;  // scheduleP2pTasksToPlan: one channel per operation when all ranks must fit
-  while (fewest * ranks > gpu.p2p_channels && fewest > 1) fewest /= 2;
+  while (fewest * ranks > p2p_channels && fewest > 1) fewest /= 2;
   // addP2pToPlan across nodes: parts between half a chunk and one chunk.
   const core::Bytes min_part = std::max<core::Bytes>(1, gpu.p2p_net_chunk / 2), max_part = gpu.p2p_net_chunk;
   if (peer_bytes == 0) return 1;
@@ -120,11 +144,14 @@ void plan_aggregated_p2p(CollectivePlan& plan, const std::vector<P2PFlow>& flows
 
 }  // namespace
 
-CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level, const P2PNetwork* network) {
-  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu, flow_level, network);
+CollectivePlan plan_p2p(const P2PRequest& request, const topo::GpuModel& gpu, bool flow_level, const P2PNetwork* network,
+                        const P2PChannelSetup* setup) {
+  return plan_p2p_flows(p2p_flows(request), request.ranks, gpu, flow_level, network, setup);
 }
 
-CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level, const P2PNetwork* network) {
+CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, const topo::GpuModel& gpu, bool flow_level, const P2PNetwork* network,
+                              const P2PChannelSetup* setup) {
+  const P2PChannelSetup own = setup ? *setup : p2p_channel_setup(gpu, std::nullopt, nullptr);
   std::map<int, int> peers_of;  // sends per rank, to size its channels
   core::Bytes largest = 0;
   for (const auto& f : flows) {
@@ -133,7 +160,7 @@ CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, cons
   }
   int peers = 1;
   for (const auto& [rank, count] : peers_of) peers = std::max(peers, count);
-  const int per_peer = network ? p2p_multi_node_channels(gpu, *network, ranks, largest) : p2p_channels_per_peer(gpu, peers, largest);
+  const int per_peer = network ? p2p_multi_node_channels(gpu, *network, ranks, largest, &own) : p2p_single_node_channels(gpu, own, ranks, largest);
   // A pair through the network runs Simple (no LL buffers for network P2P by
   // default: NCCL_ALLOC_P2P_NET_LL_BUFFERS=0); the plan has one protocol, so
   // then every pair does, the NVLink ones too.
@@ -143,6 +170,7 @@ CollectivePlan plan_p2p_flows(const std::vector<P2PFlow>& flows, int ranks, cons
 
   auto plan = CollectivePlan::empty("P2P", topo::protocol_name(proto), std::max(1, ranks), std::max(1, per_peer * peers),
                                     p.payload_efficiency);
+  plan.ctas = std::min(plan.channels, std::max(1, own.p2p_channels));
   const core::Bytes single_node_chunk = proto == topo::Protocol::kSimple ? gpu.p2p_chunk : p.slot_bytes;
   const auto chunk_of = [&](const P2PFlow& f) {
     return proto == topo::Protocol::kSimple ? pair_chunk(f, gpu, network, single_node_chunk) : single_node_chunk;

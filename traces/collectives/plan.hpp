@@ -76,7 +76,10 @@ struct CollectivePlan {
   std::string algorithm;  ///< "Ring"
   std::string protocol;   ///< "LL", "LL128", "Simple"
   int ranks = 0;
-  int channels = 0;
+  int channels = 0;  ///< channel ids the transfers use (the executor's engines per rank)
+  /// The CTAs NCCL launches where fewer than `channels` (point to point: each
+  /// pair has its own connections, but the pairs share p2pnChannels CTAs); 0: `channels`.
+  int ctas = 0;
   double payload_efficiency = 1.0;  ///< wire bytes = payload / efficiency
   /// In-switch transfers' efficiency where it differs from the point-to-point
   /// ones' (NVLSTree: NVLS inside the node, Simple across); 0: the same.
@@ -99,6 +102,9 @@ struct CollectivePlan {
   double efficiency_of(const PlannedTransfer& t) const {
     return t.kind != models::TransferKind::kPointToPoint && in_switch_efficiency > 0 ? in_switch_efficiency : payload_efficiency;
   }
+
+  /// The channel count reports show: the CTAs NCCL launches.
+  int reported_channels() const { return ctas > 0 ? ctas : channels; }
 
   /// Sum of payload bytes each rank sends, by rank.
   std::vector<core::Bytes> bytes_sent_by_rank() const;

@@ -328,7 +328,7 @@ void ReplayEngine::part_done(std::int64_t record, core::TimePs) {
 }
 
 std::int16_t ReplayEngine::plan_name(const CollectivePlan& plan) {
-  const std::string name = fmt::format("{} {} {}ch", plan.algorithm, plan.protocol, plan.channels);
+  const std::string name = fmt::format("{} {} {}ch", plan.algorithm, plan.protocol, plan.reported_channels());
   auto [it, inserted] = plan_index_.try_emplace(name, static_cast<std::int16_t>(result_.plan_names.size()));
   if (inserted) result_.plan_names.push_back(name);
   return it->second;
