@@ -33,7 +33,7 @@ namespace {
 
 struct NcclTestFlags {
   std::string topology, hardware, op = "all_reduce", min_bytes = "8", max_bytes = "8", algo = "auto", proto = "auto",
-                                    channels = "auto", format = "table", segment_size = "512K",
+                                    channels = "auto", format = "table", segment_size,
                                     model, calibration, fault_detection, progress, nccl_version, extrapolate_above;
   std::vector<std::string> faults;
   double factor = 2.0;
@@ -120,8 +120,11 @@ SimulationRequest request_from_flags(const NcclTestFlags& f) {
   } else {
     diag.error("--format", fmt::format("unknown format '{}' (expected table, json or csv)", f.format));
   }
-  r.segment_size = size_flag("--segment-size", f.segment_size, diag);
-  if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
+  if (!f.segment_size.empty()) {
+    r.segment_size = size_flag("--segment-size", f.segment_size, diag);
+    if (r.segment_size == 0) diag.error("--segment-size", "expected a segment size > 0");
+    if (f.model == "flow") diag.error("--segment-size", segment_size_with_flow_model());
+  }
   r.links = f.links;
   r.calibration_path = f.calibration;
   r.model_given = !f.model.empty();
@@ -156,7 +159,7 @@ void register_nccl_test(CLI::App& app, CommandSet& commands) {
                   "nccl-tests' own -g: GPUs one process drives. 1 (MPI, torchrun) takes the per-call base fitted on one process "
                   "per GPU; more, or not given, the base fitted on one thread driving 4 GPUs");
   cmd->add_option("--format", flags->format, "table, json or csv")->capture_default_str();
-  cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (fidelity knob); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer, not below 64 KiB")->capture_default_str();
+  cmd->add_option("--segment-size", flags->segment_size, "Largest segment per path (segment level; default 512K); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer, not below 64 KiB");
   cmd->add_option("--model", flags->model,
                   "auto (the default: segment level where its estimated work fits about 10 s, else flow), segment (packet-train "
                   "fidelity) or flow (max-min shared bandwidth, for large fabrics)");

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <ostream>
 
 #include "sim/core/error.hpp"
@@ -20,6 +21,11 @@ void add_fault_options(CLI::App& command, std::vector<std::string>& faults, std:
                      "4.295 s, on network links; NVLink and PCIe: none, NCCL aborts)");
 }
 
+std::string detection_without_timed_fault() {
+  return "sets how long a fault that strikes during the run (A~B=down@TIME) goes unnoticed, and no fault given strikes during "
+         "the run: it would change nothing (add @TIME to a fault, or leave it out)";
+}
+
 FaultRequest parse_fault_flags(const std::vector<std::string>& faults, const std::string& detection) {
   FaultRequest request;
   for (const auto& text : faults) request.faults.push_back(topo::parse_fault(text, "command line", "--fault"));
@@ -29,6 +35,8 @@ FaultRequest parse_fault_flags(const std::vector<std::string>& faults, const std
     if (!t) throw core::ConfigError("command line", "--fault-detection", fmt::format("'{}' is not a time ({})", detection, why));
     request.detection = static_cast<core::TimePs>(*t);
     request.detection_where = "--fault-detection";
+    if (std::none_of(request.faults.begin(), request.faults.end(), [](const topo::FaultSpec& s) { return s.at.has_value(); }))
+      throw core::ConfigError("command line", "--fault-detection", detection_without_timed_fault());
   }
   return request;
 }

@@ -34,7 +34,7 @@ namespace fabsim::cli {
 namespace {
 
 struct ReplayFlags {
-  std::string topology, hardware, calibration, format = "table", timeline, model, segment_size = "512K", algo = "auto",
+  std::string topology, hardware, calibration, format = "table", timeline, model, segment_size, algo = "auto",
                                                proto = "auto", channels = "auto", fault_detection, whatif, progress, nccl_version;
   int whatif_jobs = 1;
   std::vector<std::string> traces, jobs, stragglers, delays, faults;
@@ -184,6 +184,7 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
 int run_replay_whatif(const ReplayFlags& f) {
   if (!f.timeline.empty()) throw core::ConfigError(kOrigin, "--timeline", "a what-if study writes no timeline (run the failure you want to see)");
   const auto scope = parse_fault_scope(f.whatif, "--whatif");
+  (void)parse_fault_flags(f.faults, f.fault_detection);  // refused here, not in every run of the study
   const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   const auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
   std::set<int> used;
@@ -197,7 +198,8 @@ int run_replay_whatif(const ReplayFlags& f) {
   study.command_line = f.command_line;
   study.topology_name = spec.name;
   study.classes = topo::single_fault_classes(spec, std::vector<int>(used.begin(), used.end()), scope);
-  study.args = {"replay", "-t", f.topology, "--segment-size", f.segment_size, "--algo", f.algo, "--proto", f.proto, "--channels", f.channels};
+  study.args = {"replay", "-t", f.topology, "--algo", f.algo, "--proto", f.proto, "--channels", f.channels};
+  if (!f.segment_size.empty()) study.args.insert(study.args.end(), {"--segment-size", f.segment_size});
   if (!f.nccl_version.empty()) study.args.insert(study.args.end(), {"--nccl-version", f.nccl_version});
   if (!f.model.empty()) study.args.insert(study.args.end(), {"--model", f.model});
   for (const auto& t : f.traces) study.args.push_back(t);
@@ -229,8 +231,9 @@ int run_replay(const ReplayFlags& f) {
     throw core::ConfigError(kOrigin, "--model", fmt::format("unknown model '{}' (expected auto, segment or flow)", f.model));
   const FaultRequest fault_request = parse_fault_flags(f.faults, f.fault_detection);
   const core::ProgressMode progress_mode = parse_progress_flag(f.progress);
-  const auto segment = core::parse_size_flag(f.segment_size);
+  const auto segment = core::parse_size_flag(f.segment_size.empty() ? std::string("512K") : f.segment_size);
   if (!segment || *segment == 0) throw core::ConfigError(kOrigin, "--segment-size", fmt::format("'{}' is not a segment size > 0", f.segment_size));
+  if (!f.segment_size.empty() && f.model == "flow") throw core::ConfigError(kOrigin, "--segment-size", segment_size_with_flow_model());
   const auto options = options_from(f);
   if (!f.timeline.empty()) {
     std::vector<std::string> inputs = f.traces;
@@ -386,7 +389,7 @@ void register_replay(CLI::App& app, CommandSet& commands) {
   add_progress_option(*cmd, f->progress);
   cmd->add_option("--whatif", f->whatif, "Rank single failures by the makespan they cost: links, devices or all (as fabsim whatif --scope)");
   cmd->add_option("-j,--jobs", f->whatif_jobs, "With --whatif: failures simulated at once (separate processes)")->capture_default_str();
-  cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment model); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer, not below 64 KiB")->capture_default_str();
+  cmd->add_option("--segment-size", f->segment_size, "Largest segment per path (segment level; default 512K); a path through an InfiniBand or Ethernet switch takes at most 1/16 of its input buffer, not below 64 KiB");
   cmd->add_option("--algo", f->algo, "Force an NCCL algorithm for every collective: ring, tree, nvls, nvlstree, pat, collnet or auto")->capture_default_str();
   cmd->add_option("--proto", f->proto, "Force an NCCL protocol: LL, LL128, Simple or auto")->capture_default_str();
   cmd->add_option("--channels", f->channels, "Force a channel count or auto")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <numeric>
@@ -17,6 +18,11 @@
 #include "traces/collectives/tuner.hpp"
 
 namespace fabsim::cli {
+
+std::string segment_size_with_flow_model() {
+  return "a segment-level setting, and the flow model moves no segments: it would change nothing (leave it out, or use "
+         "the segment or auto model)";
+}
 
 void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -169,6 +175,7 @@ SimulationRequest load_scenario(const std::string& path) {
       request.flow_level = *m == "flow";
       if (*m != "segment" && *m != "flow" && *m != "auto")
         diag.error("/parameters/model", fmt::format("unknown model '{}' (expected \"auto\", \"segment\" or \"flow\")", *m));
+      if (*m == "flow" && o.has("segment_size")) diag.error("/parameters/segment_size", segment_size_with_flow_model());
     }
     o.reject_unknown_keys();
   }
@@ -189,6 +196,8 @@ SimulationRequest load_scenario(const std::string& path) {
   if (const auto d = root.quantity("fault_detection", QuantityKind::kTime, false)) {
     request.faults.detection = static_cast<core::TimePs>(*d);
     request.faults.detection_where = "/fault_detection";
+    if (std::none_of(request.faults.faults.begin(), request.faults.faults.end(), [](const topo::FaultSpec& s) { return s.at.has_value(); }))
+      diag.error("/fault_detection", detection_without_timed_fault());
   }
   if (const json* p = root.child("output", json::value_t::object, false)) {
     JsonObject o(*p, "/output", diag);

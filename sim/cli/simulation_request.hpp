@@ -14,6 +14,10 @@
 
 namespace fabsim::cli {
 
+/// Why a segment size is refused at the flow level: it has no segments, so
+/// the size would change nothing.
+std::string segment_size_with_flow_model();
+
 struct SimulationRequest {
   std::string origin;            ///< the scenario file, or "command line"
   std::string topology_path;

@@ -85,6 +85,19 @@ fabsim_error_test(hostile_sendrecv_forced_algo "--algo: sendrecv runs point to p
   nccl-test -t ${H100} --op sendrecv --algo ring -b 1M -e 1M)
 fabsim_error_test(hostile_alltoall_forced_proto "--proto: alltoall takes its protocol from the size as NCCL's P2P does"
   nccl-test -t ${H100} --op alltoall --proto LL128 -b 1M -e 1M)
+# Settings that would change nothing are refused rather than silently dropped.
+fabsim_error_test(hostile_segment_size_with_flow "--segment-size: a segment-level setting, and the flow model moves no segments"
+  nccl-test -t ${H100} -b 1M -e 1M --model flow --segment-size 1M)
+fabsim_error_test(hostile_replay_segment_size_with_flow "--segment-size: a segment-level setting, and the flow model moves no segments"
+  replay -t ${H100} ${DP8} --model flow --segment-size 1M)
+fabsim_error_test(hostile_detection_without_timed_fault "--fault-detection: sets how long a fault that strikes during the run"
+  nccl-test -t ${H100} -b 1M -e 1M --fault gpu0~nvswitch0=0.5 --fault-detection 1ms)
+fabsim_error_test(hostile_replay_whatif_detection_without_fault "--fault-detection: sets how long a fault that strikes during the run"
+  replay -t ${H100} ${DP8} --whatif links --fault-detection 1ms)
+fabsim_error_test(hostile_scenario_detection_without_timed_fault "detection_without_timed_fault.json: /fault_detection: sets how long"
+  run ${HOSTILE}/detection_without_timed_fault.json)
+fabsim_error_test(hostile_scenario_segment_size_with_flow "segment_size_with_flow.json: /parameters/segment_size: a segment-level setting"
+  run ${HOSTILE}/segment_size_with_flow.json)
 fabsim_error_test(hostile_straggler_inf "--straggler: '0=inf' is not \\[JOB:\\]RANK=FACTOR with a finite number"
   replay -t ${H100} ${DP8} --straggler 0=inf)
 fabsim_error_test(hostile_start_delay_1e30 "--start-delay: '0=1e30': the delay must be from 0"
