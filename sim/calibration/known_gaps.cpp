@@ -1,7 +1,10 @@
 #include "sim/calibration/known_gaps.hpp"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 #include <set>
+#include <tuple>
 
 namespace fabsim::calibration {
 
@@ -18,9 +21,29 @@ const char* const kTcpxoWarning =
     "over GPUDirect-TCPXO the one measured all-reduce sweep (2 A3 Mega VMs) is 1.3-3.2 times slower than fabsim from 1 MiB "
     "to 256 MiB: GCP's tuner plugin chooses NCCL's algorithms there and its configuration is not public (README, Known gaps)";
 
+const char* const kPcieHostWarning =
+    "GPUs of one host without NVLink between them: fabsim takes each NVLink domain for an NCCL node, where NCCL counts one "
+    "node per host, so this call's algorithm choice, latencies and point-to-point rules follow NCCL's multi-node ones; "
+    "no measurement checks it (README, Known gaps)";
+
+/// By GPU, the PCIe tree it hangs from (GPUs joined by PCIe links, through switches and root complexes: one host).
+std::vector<int> pcie_tree_of_gpu(const topo::TopologySpec& spec) {
+  std::vector<int> parent(spec.devices.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int x) {
+    while (parent[static_cast<std::size_t>(x)] != x) x = parent[static_cast<std::size_t>(x)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+    return x;
+  };
+  for (const auto& l : spec.links)
+    if (l.kind == topo::LinkKind::kPcie) parent[static_cast<std::size_t>(find(l.a))] = find(l.b);
+  std::vector<int> out;
+  for (int gpu : spec.gpus) out.push_back(find(gpu));
+  return out;
+}
+
 }  // namespace
 
-KnownGaps::KnownGaps(const topo::TopologySpec& spec) : domains_(topo::nvlink_domains(spec)) {
+KnownGaps::KnownGaps(const topo::TopologySpec& spec) : domains_(topo::nvlink_domains(spec)), pcie_tree_of_gpu_(pcie_tree_of_gpu(spec)) {
   tcpxo_ = std::any_of(spec.devices.begin(), spec.devices.end(),
                        [](const topo::DeviceSpec& d) { return d.kind == topo::DeviceKind::kNic && d.model == kTcpxoNic; });
 }
@@ -28,9 +51,18 @@ KnownGaps::KnownGaps(const topo::TopologySpec& spec) : domains_(topo::nvlink_dom
 std::vector<std::string> KnownGaps::warnings(traces::CollectiveOp op, core::Bytes min_bytes, core::Bytes max_bytes,
                                              const std::vector<int>& gpus) const {
   std::vector<std::string> out;
-  if (op != traces::CollectiveOp::kAllReduce) return out;
   std::vector<int> used;
-  for (int g : gpus) used.push_back(domains_.domain_of_gpu.at(static_cast<std::size_t>(g)));
+  std::map<int, int> domain_in_tree;  // PCIe tree -> an NVLink domain of a GPU in it
+  bool split_host = false;
+  for (int g : gpus) {
+    const int domain = domains_.domain_of_gpu.at(static_cast<std::size_t>(g));
+    used.push_back(domain);
+    const auto [it, inserted] = domain_in_tree.try_emplace(pcie_tree_of_gpu_.at(static_cast<std::size_t>(g)), domain);
+    split_host = split_host || (!inserted && it->second != domain);
+  }
+  // pcie-8gpu, or NVLink-bridged pairs in one host: NCCL's nNodes is 1 (one host hash), fabsim's the domains.
+  if (split_host) out.emplace_back(kPcieHostWarning);
+  if (op != traces::CollectiveOp::kAllReduce) return out;
   std::sort(used.begin(), used.end());
   used.erase(std::unique(used.begin(), used.end()), used.end());
   const auto racks = std::count_if(used.begin(), used.end(), [&](int d) {
@@ -55,14 +87,19 @@ std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, cons
   const KnownGaps gaps(spec);
   std::set<std::string> found;
   for (const auto& job : jobs) {
-    std::set<std::pair<int, core::Bytes>> seen;  // (communicator, bytes): each checked once
+    std::set<std::tuple<int, bool, core::Bytes>> seen;  // (communicator, all-reduce, bytes): each checked once
+    const auto gpu_of = [&](int rank) { return job.gpu_of_rank.at(static_cast<std::size_t>(rank)); };
     for (const auto& program : job.trace->programs)
       for (const auto& op : program.ops) {
-        if (op.type != traces::TraceOpType::kAllReduce || op.comm < 0 || !seen.emplace(op.comm, op.bytes).second) continue;
+        if (op.comm < 0) continue;
+        const bool all_reduce = op.type == traces::TraceOpType::kAllReduce;
+        // An all-reduce's gaps depend on its size; the others' only on where they run.
+        if (!seen.emplace(op.comm, all_reduce, all_reduce ? op.bytes : 0).second) continue;
+        const auto as = all_reduce ? traces::CollectiveOp::kAllReduce : traces::CollectiveOp::kAllGather;
         for (const auto& group : job.trace->communicators[static_cast<std::size_t>(op.comm)].groups) {
           std::vector<int> gpus;
-          for (int r : group) gpus.push_back(job.gpu_of_rank.at(static_cast<std::size_t>(r)));
-          for (auto& w : gaps.warnings(traces::CollectiveOp::kAllReduce, op.bytes, op.bytes, gpus)) found.insert(std::move(w));
+          for (int r : group) gpus.push_back(gpu_of(r));
+          for (auto& w : gaps.warnings(as, op.bytes, op.bytes, gpus)) found.insert(std::move(w));
         }
       }
   }

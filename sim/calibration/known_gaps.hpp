@@ -1,8 +1,9 @@
 #pragma once
 /// Runs in a regime where `fabsim validate` finds fabsim far from the only
-/// measurements there, and no model change has yet explained why: such a run
-/// prints its figures with a warning that says so, since a wrong figure that
-/// looks right is the worst outcome (README, Accuracy, Known gaps).
+/// measurements there, and no model change has yet explained why, or where
+/// fabsim knowingly departs from how NCCL runs and nothing checks the cost:
+/// such a run prints its figures with a warning that says so, since a wrong
+/// figure that looks right is the worst outcome (README, Accuracy, Known gaps).
 
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ class KnownGaps {
 
  private:
   topo::NvlinkDomains domains_;
+  std::vector<int> pcie_tree_of_gpu_;  ///< by GPU: the PCIe tree (host) it hangs from
   bool tcpxo_ = false;
 };
 
@@ -32,7 +34,8 @@ class KnownGaps {
 std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<int>& ranks,
                                             const traces::NcclTestConfig& test);
 
-/// The warnings for replaying `jobs` on `spec`: each all-reduce on the GPUs of its communicator's groups, once each.
+/// The warnings for replaying `jobs` on `spec`: each collective and point-to-point op on the GPUs of its
+/// communicator's groups (or its pair), once per warning.
 std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, const std::vector<traces::ReplayJob>& jobs);
 
 }  // namespace fabsim::calibration

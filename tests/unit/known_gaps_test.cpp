@@ -66,3 +66,22 @@ TEST_CASE("a replay is warned of once for its all-reduces over more than two NVL
   for (std::size_t r = 144; r < 216; ++r) job.gpu_of_rank[r] = static_cast<int>(r - 144);  // the third rack's ranks on rack 0
   CHECK(calibration::known_gap_warnings(twenty, std::vector<traces::ReplayJob>{job}).empty());
 }
+
+TEST_CASE("GPUs of one host without NVLink between them are warned of for every op: NCCL counts one node per host, fabsim "
+          "one per NVLink domain",
+          "[accuracy]") {
+  const auto pcie = topo::load_topology(testing::source_path("topologies/pcie-8gpu.json"));
+  traces::NcclTestConfig test;
+  test.op = traces::CollectiveOp::kSendRecv;
+  test.min_bytes = test.max_bytes = 1 << 20;
+  const auto warned = calibration::known_gap_warnings(pcie, first_ranks(2), test);
+  REQUIRE(warned.size() == 1);
+  CHECK_THAT(warned[0], Catch::Contains("one node per host"));
+  CHECK(calibration::known_gap_warnings(pcie, first_ranks(1), test).empty());  // one GPU: nothing between hosts or domains
+  // An HGX node (one NVLink domain) and two of them (two hosts, two domains: NCCL's two nodes too) are not.
+  const auto hgx = topo::load_topology(testing::source_path("topologies/hgx-h100-2node.json"));
+  CHECK(calibration::known_gap_warnings(hgx, first_ranks(16), test).empty());
+  // NVL72: one NVLink domain over 18 hosts (trays), as NCCL's MNNVL runs it.
+  const auto rack = topo::load_topology(testing::source_path("topologies/gb200-nvl72.json"));
+  CHECK(calibration::known_gap_warnings(rack, first_ranks(72), test).empty());
+}
