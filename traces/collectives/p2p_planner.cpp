@@ -49,6 +49,24 @@ P2PChannelSetup p2p_channel_setup(const topo::GpuModel& gpu, std::optional<int> 
   return setup;
 }
 
+namespace {
+
+/// addP2pToPlan's split of one peer's bytes: from `fewest` channels (fewer
+/// where parts would fall under `min_part`), doubled while a part exceeds
+/// `max_part`, up to `most`.
+int split_over_channels(core::Bytes peer_bytes, int fewest, int most, core::Bytes min_part, core::Bytes max_part) {
+  if (peer_bytes <= 0) return 1;
+  int channels = static_cast<int>(std::min<core::Bytes>(static_cast<core::Bytes>(fewest), core::div_up(peer_bytes, min_part)));
+  core::Bytes part = std::max(min_part, core::div_up(peer_bytes, static_cast<core::Bytes>(channels)));
+  while (part > max_part && channels <= most / 2) {
+    channels *= 2;
+    part = core::div_up(peer_bytes, static_cast<core::Bytes>(channels));
+  }
+  return channels;
+}
+
+}  // namespace
+
 int p2p_single_node_channels(const topo::GpuModel& gpu, const P2PChannelSetup& setup, int ranks, core::Bytes peer_bytes) {
   const int n = std::max(1, ranks);
   int most = std::max(1, setup.per_peer);
@@ -57,16 +75,8 @@ int p2p_single_node_channels(const topo::GpuModel& gpu, const P2PChannelSetup& s
     while (most * n > setup.p2p_channels * 4 && most > 1) most /= 2;
   int fewest = std::max(1, setup.per_peer);  // "Try to use all channels, but one channel per operation"
   while (fewest * n > setup.p2p_channels && fewest > 1) fewest /= 2;
-  if (peer_bytes <= 0) return 1;
   const core::Bytes chunk = std::max<core::Bytes>(8, gpu.p2p_chunk);
-  const core::Bytes min_part = chunk / 8, max_part = chunk * 32;
-  int channels = static_cast<int>(std::min<core::Bytes>(static_cast<core::Bytes>(fewest), core::div_up(peer_bytes, min_part)));
-  core::Bytes part = std::max(min_part, core::div_up(peer_bytes, static_cast<core::Bytes>(channels)));
-  while (part > max_part && channels <= most / 2) {
-    channels *= 2;
-    part = core::div_up(peer_bytes, static_cast<core::Bytes>(channels));
-  }
-  return channels;
+  return split_over_channels(peer_bytes, fewest, most, chunk / 8, chunk * 32);
 }
 
 int p2p_net_peer_channels(int nics_per_gpu, double nic_gbytes_per_second_per_gpu) {
@@ -89,15 +99,7 @@ int p2p_multi_node_channels(const topo::GpuModel& gpu, const P2PNetwork& network
   int fewest = per_peer;  // scheduleP2pTasksToPlan: one channel per operation when all ranks must fit
   while (fewest * ranks > p2p_channels && fewest > 1) fewest /= 2;
   // addP2pToPlan across nodes: parts between half a chunk and one chunk.
-  const core::Bytes min_part = std::max<core::Bytes>(1, gpu.p2p_net_chunk / 2), max_part = gpu.p2p_net_chunk;
-  if (peer_bytes == 0) return 1;
-  int channels = static_cast<int>(std::min<core::Bytes>(static_cast<core::Bytes>(fewest), core::div_up(peer_bytes, min_part)));
-  core::Bytes part = std::max(min_part, core::div_up(peer_bytes, static_cast<core::Bytes>(channels)));
-  while (part > max_part && channels <= per_peer / 2) {
-    channels *= 2;
-    part = core::div_up(peer_bytes, static_cast<core::Bytes>(channels));
-  }
-  return channels;
+  return split_over_channels(peer_bytes, fewest, per_peer, std::max<core::Bytes>(1, gpu.p2p_net_chunk / 2), gpu.p2p_net_chunk);
 }
 
 namespace {
