@@ -95,6 +95,7 @@ std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, cons
         const bool all_reduce = op.type == traces::TraceOpType::kAllReduce;
         // An all-reduce's gaps depend on its size; the others' only on where they run.
         if (!seen.emplace(op.comm, all_reduce, all_reduce ? op.bytes : 0).second) continue;
+        // Any op but an all-reduce stands for the rest (warnings() tells only all-reduces apart).
         const auto as = all_reduce ? traces::CollectiveOp::kAllReduce : traces::CollectiveOp::kAllGather;
         for (const auto& group : job.trace->communicators[static_cast<std::size_t>(op.comm)].groups) {
           std::vector<int> gpus;

@@ -212,7 +212,10 @@ void register_run(CLI::App& app, CommandSet& commands) {
       // Faults on the command line add to the scenario's; its detection delay gives way to the flag's.
       const FaultRequest extra = parse_fault_flags(*faults, *detection);
       request.faults.faults.insert(request.faults.faults.end(), extra.faults.begin(), extra.faults.end());
-      if (extra.detection) request.faults.detection = extra.detection;
+      if (extra.detection) {
+        request.faults.detection = extra.detection;
+        request.faults.detection_where = extra.detection_where;
+      }
       if (!format->empty()) {
         const auto f = report::parse_output_format(*format);
         if (!f) throw core::ConfigError("command line", "--format", fmt::format("unknown format '{}' (expected table, json or csv)", *format));

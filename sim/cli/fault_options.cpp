@@ -21,10 +21,14 @@ void add_fault_options(CLI::App& command, std::vector<std::string>& faults, std:
                      "4.295 s, on network links; NVLink and PCIe: none, NCCL aborts)");
 }
 
+namespace {
+
 std::string detection_without_timed_fault() {
   return "sets how long a fault that strikes during the run (A~B=down@TIME) goes unnoticed, and no fault given strikes during "
          "the run: it would change nothing (add @TIME to a fault, or leave it out)";
 }
+
+}  // namespace
 
 FaultRequest parse_fault_flags(const std::vector<std::string>& faults, const std::string& detection) {
   FaultRequest request;
@@ -35,16 +39,22 @@ FaultRequest parse_fault_flags(const std::vector<std::string>& faults, const std
     if (!t) throw core::ConfigError("command line", "--fault-detection", fmt::format("'{}' is not a time ({})", detection, why));
     request.detection = static_cast<core::TimePs>(*t);
     request.detection_where = "--fault-detection";
-    if (std::none_of(request.faults.begin(), request.faults.end(), [](const topo::FaultSpec& s) { return s.at.has_value(); }))
-      throw core::ConfigError("command line", "--fault-detection", detection_without_timed_fault());
   }
   return request;
+}
+
+void check_detection_has_timed_fault(const FaultRequest& request, const std::string& origin) {
+  if (!request.detection) return;
+  if (std::any_of(request.faults.begin(), request.faults.end(), [](const topo::FaultSpec& s) { return s.at.has_value(); })) return;
+  const bool flag = request.detection_where.starts_with("--");
+  throw core::ConfigError(flag ? "command line" : origin, request.detection_where, detection_without_timed_fault());
 }
 
 PreparedFaults prepare_faults(topo::TopologySpec& spec, const FaultRequest& request, const std::vector<int>& ranks,
                               const std::string& origin, bool segment_forced, const std::string& model_where, bool& flow_level,
                               std::ostream& err) {
   PreparedFaults prepared;
+  check_detection_has_timed_fault(request, origin);
   if (request.faults.empty()) return prepared;
   const auto resolved = topo::resolve_faults(spec, request.faults, origin);
   prepared.timed = topo::apply_faults_from_start(spec, resolved);

@@ -29,9 +29,10 @@ struct FaultRequest {
   std::string detection_where;  ///< where --fault-detection was written, for errors
 };
 
-/// Why a detection delay is refused: it times the re-send after a fault that
-/// strikes mid-run (@TIME), so without one it would change nothing.
-std::string detection_without_timed_fault();
+/// Refuses a detection delay without a fault that strikes mid-run (@TIME):
+/// it times the re-send after one, so it would change nothing. `origin` names
+/// the scenario where the delay came from it. prepare_faults checks it.
+void check_detection_has_timed_fault(const FaultRequest& request, const std::string& origin);
 
 /// Adds --fault (repeatable) and --fault-detection to a command.
 void add_fault_options(CLI::App& command, std::vector<std::string>& faults, std::string& detection);

@@ -184,7 +184,7 @@ traces::ReplayOptions options_from(const ReplayFlags& f) {
 int run_replay_whatif(const ReplayFlags& f) {
   if (!f.timeline.empty()) throw core::ConfigError(kOrigin, "--timeline", "a what-if study writes no timeline (run the failure you want to see)");
   const auto scope = parse_fault_scope(f.whatif, "--whatif");
-  (void)parse_fault_flags(f.faults, f.fault_detection);  // refused here, not in every run of the study
+  check_detection_has_timed_fault(parse_fault_flags(f.faults, f.fault_detection), kOrigin);  // here, not in every run of the study
   const topo::TopologySpec spec = topo::load_topology(f.topology, f.hardware, nullptr, calibration_patch(f.calibration));
   const auto loaded = load_jobs(f, static_cast<int>(spec.gpus.size()));
   std::set<int> used;

@@ -196,8 +196,6 @@ SimulationRequest load_scenario(const std::string& path) {
   if (const auto d = root.quantity("fault_detection", QuantityKind::kTime, false)) {
     request.faults.detection = static_cast<core::TimePs>(*d);
     request.faults.detection_where = "/fault_detection";
-    if (std::none_of(request.faults.faults.begin(), request.faults.faults.end(), [](const topo::FaultSpec& s) { return s.at.has_value(); }))
-      diag.error("/fault_detection", detection_without_timed_fault());
   }
   if (const json* p = root.child("output", json::value_t::object, false)) {
     JsonObject o(*p, "/output", diag);

@@ -47,11 +47,12 @@ enum class NcclBlackwellNvls {
   kTunedAcrossNodes,  ///< from 2.30.3: 24 in one domain; across nodes ncclNvlsTreeSm100Tuning
 };
 
-/// How a release splits one peer's point-to-point bytes over channels
-/// (enqueue.cc scheduleP2pTasksToPlan and addP2pToPlan).
+/// How a release splits one peer's point-to-point bytes over channels within
+/// one node (enqueue.cc scheduleP2pTasksToPlan and addP2pToPlan). Across
+/// nodes fabsim follows the newest release's rules in every release.
 enum class NcclP2pSplit {
-  kQuarterLoad,  ///< 2.13-2.19: at most 4 x p2pnChannels / nRanks channels a peer; parts from a chunk / 8, across nodes too
-  kAllChannels,  ///< from 2.20.3: up to p2pnChannelsPerPeer a peer; parts across nodes from half a chunk
+  kQuarterLoad,  ///< 2.13-2.19: at most 4 x p2pnChannels / nRanks channels a peer
+  kAllChannels,  ///< from 2.20.3: up to p2pnChannelsPerPeer a peer
 };
 
 /// How a release prices NVLS and NVLSTree bandwidth.
