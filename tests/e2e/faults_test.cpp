@@ -257,3 +257,21 @@ TEST_CASE("a GPU with every NVLink bundle failed reaches its peers over PCIe thr
   CHECK(busbw(doc) <= rate);
   CHECK(busbw(doc) >= 0.95 * rate);
 }
+
+TEST_CASE("run: a detection delay holds where the merged faults (scenario and flags) have one striking mid-run", "[faults]") {
+  const std::string topo = topology("hgx-h100");
+  const auto scenario = [&](const std::string& name, const std::string& extra) {
+    return fabsim::testing::write_temp(name, R"({"format": "fabsim-scenario/1", "name": "merge", "topology": ")" + topo +
+                                         R"(", "workload": {"kind": "nccl-test", "op": "all_reduce", "algo": "ring", )"
+                                         R"("min_bytes": "1 GiB", "max_bytes": "1 GiB"}, )" + extra + "}");
+  };
+  // The scenario's delay, the flag's mid-run fault.
+  const auto delay_only = scenario("delay_only.json", R"("fault_detection": "100 us")");
+  CHECK(run_fabsim("run " + delay_only + " --format json").exit_code == 2);  // no fault at all: refused
+  const json a = run_json("run " + delay_only + " --fault gpu0~nvswitch0=down@2ms");
+  CHECK(a["meta"]["faults"][0]["resent_at_us"] == 2100.0);
+  // The scenario's mid-run fault, the flag's delay.
+  const auto timed = scenario("timed.json", R"("faults": ["gpu0~nvswitch0=down@2ms"])");
+  const json b = run_json("run " + timed + " --fault-detection 100us");
+  CHECK(b["meta"]["faults"][0]["resent_at_us"] == 2100.0);
+}
