@@ -26,6 +26,14 @@ const char* const kPcieHostWarning =
     "node per host, so this call's algorithm choice, latencies and point-to-point rules follow NCCL's multi-node ones; "
     "no measurement checks it (README, Known gaps)";
 
+const char* const kOneRankWarning =
+    "one rank: NCCL copies the buffer on the GPU (ncclLaunchOneRank: a device-to-device cudaMemcpyAsync out of place), "
+    "which fabsim does not time, so the figure is the per-call cost alone; the H200 harness's one-GPU sweeps (NCCL 2.28.3) "
+    "take 19 us at 32 MiB and 504 us at 1 GiB (README, Known gaps)";
+
+/// From this size the harness's one-GPU rows leave the per-call floor (5-8 us up to 16 MiB, 19 us at 32 MiB).
+constexpr core::Bytes kOneRankCopyVisible = 32ull << 20;
+
 /// By GPU, the PCIe tree it hangs from (GPUs joined by PCIe links, through switches and root complexes: one host).
 std::vector<int> pcie_tree_of_gpu(const topo::TopologySpec& spec) {
   std::vector<int> parent(spec.devices.size());
@@ -51,6 +59,7 @@ KnownGaps::KnownGaps(const topo::TopologySpec& spec) : domains_(topo::nvlink_dom
 std::vector<std::string> KnownGaps::warnings(traces::CollectiveOp op, core::Bytes min_bytes, core::Bytes max_bytes,
                                              const std::vector<int>& gpus) const {
   std::vector<std::string> out;
+  if (gpus.size() == 1 && max_bytes >= kOneRankCopyVisible) out.emplace_back(kOneRankWarning);
   std::vector<int> used;
   std::map<int, int> domain_in_tree;  // PCIe tree -> an NVLink domain of a GPU in it
   bool split_host = false;
@@ -87,14 +96,13 @@ std::vector<std::string> known_gap_warnings(const topo::TopologySpec& spec, cons
   const KnownGaps gaps(spec);
   std::set<std::string> found;
   for (const auto& job : jobs) {
-    std::set<std::tuple<int, bool, core::Bytes>> seen;  // (communicator, all-reduce, bytes): each checked once
+    std::set<std::tuple<int, bool, core::Bytes>> seen;  // (communicator, all-reduce or not, bytes): each checked once
     const auto gpu_of = [&](int rank) { return job.gpu_of_rank.at(static_cast<std::size_t>(rank)); };
     for (const auto& program : job.trace->programs)
       for (const auto& op : program.ops) {
         if (op.comm < 0) continue;
         const bool all_reduce = op.type == traces::TraceOpType::kAllReduce;
-        // An all-reduce's gaps depend on its size; the others' only on where they run.
-        if (!seen.emplace(op.comm, all_reduce, all_reduce ? op.bytes : 0).second) continue;
+        if (!seen.emplace(op.comm, all_reduce, op.bytes).second) continue;
         // Any op but an all-reduce stands for the rest (warnings() tells only all-reduces apart).
         const auto as = all_reduce ? traces::CollectiveOp::kAllReduce : traces::CollectiveOp::kAllGather;
         for (const auto& group : job.trace->communicators[static_cast<std::size_t>(op.comm)].groups) {

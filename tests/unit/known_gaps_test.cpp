@@ -85,3 +85,17 @@ TEST_CASE("GPUs of one host without NVLink between them are warned of for every 
   const auto rack = topo::load_topology(testing::source_path("topologies/gb200-nvl72.json"));
   CHECK(calibration::known_gap_warnings(rack, first_ranks(72), test).empty());
 }
+
+TEST_CASE("a one-rank call from 32 MiB is warned of: NCCL copies the buffer, which fabsim does not time", "[accuracy]") {
+  const auto hgx = topo::load_topology(testing::source_path("topologies/hgx-h200.json"));
+  traces::NcclTestConfig test;
+  test.min_bytes = 8;
+  test.max_bytes = 1ull << 30;
+  const auto warned = calibration::known_gap_warnings(hgx, first_ranks(1), test);
+  REQUIRE(warned.size() == 1);
+  CHECK_THAT(warned[0], Catch::Contains("ncclLaunchOneRank"));
+  test.max_bytes = 16ull << 20;  // the harness's rows stay at the per-call floor up to 16 MiB
+  CHECK(calibration::known_gap_warnings(hgx, first_ranks(1), test).empty());
+  test.max_bytes = 1ull << 30;
+  CHECK(calibration::known_gap_warnings(hgx, first_ranks(2), test).empty());
+}
