@@ -48,11 +48,27 @@ inline NodeLayout node_layout(int nodes, int per_node) {
   return l;
 }
 
-/// Writes `content` to a fresh file in a per-process temporary folder.
+/// This test process's temporary folder, removed with everything in it when the process exits.
+/// Every Catch2 test case runs in a process of its own, so a folder left behind per process
+/// would leave one per case in the temporary directory at every run of the suite.
+inline const std::filesystem::path& temp_folder() {
+  struct Folder {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / ("fabsim-tests-" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    Folder(const Folder&) = delete;
+    Folder& operator=(const Folder&) = delete;
+    ~Folder() {
+      std::error_code ignored;  // a destructor at exit has no one to report to
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
+}
+
+/// Writes `content` to a fresh file in this process's temporary folder.
 inline std::string write_temp(const std::string& name, const std::string& content) {
-  const auto dir = std::filesystem::temp_directory_path() / ("fabsim-tests-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
+  const auto path = temp_folder() / name;
   std::ofstream(path) << content;
   return path.string();
 }
