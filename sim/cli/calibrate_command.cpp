@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -22,6 +21,7 @@
 #include "sim/cli/child_run.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/scratch_folder.hpp"
 #include "topologies/hardware_catalogue.hpp"
 #include "topologies/topology_spec.hpp"
 
@@ -125,19 +125,12 @@ std::string launch_key_of(const std::vector<const calibration::MeasuredSweep*>& 
 class Calibrator {
  public:
   Calibrator(const CalibrateOptions& o, std::string topology, std::vector<const calibration::MeasuredSweep*> sweeps)
-      : options_(o), topology_(std::move(topology)), sweeps_(std::move(sweeps)) {
-    work_ = fs::temp_directory_path() / fmt::format("fabsim-calibrate-{}", ::getpid());
-    fs::create_directories(work_);
-  }
-  ~Calibrator() {
-    std::error_code ignored;
-    fs::remove_all(work_, ignored);
-  }
+      : options_(o), topology_(std::move(topology)), sweeps_(std::move(sweeps)) {}
 
   /// Predictions for every sweep under `p` (one child simulation per sweep).
   template <typename Values>
   std::vector<Predictions> predict(const Values& p) {
-    const fs::path profile = work_ / fmt::format("profile-{}.json", runs_++);
+    const fs::path profile = work_.path() / fmt::format("profile-{}.json", runs_++);
     core::write_file_atomically(profile.string(), json{{"format", "fabsim-calibration/1"}, {"catalogue_patch", p.patch("trial")}}.dump() + "\n");
     std::vector<Predictions> out;
     for (const auto* s : sweeps_) {
@@ -310,7 +303,7 @@ class Calibrator {
   const CalibrateOptions& options_;
   std::string topology_;
   std::vector<const calibration::MeasuredSweep*> sweeps_;
-  fs::path work_;
+  core::ScratchFolder work_{"fabsim-calibrate"};
   int runs_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -21,6 +22,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/core/scratch_folder.hpp"
 #include "sim/report/run_provenance.hpp"
 
 extern char** environ;
@@ -164,8 +166,10 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   }
 
 
-  const fs::path work = options.out_dir.empty() ? fs::temp_directory_path() / fmt::format("fabsim-sweep-{}", ::getpid())
-                                                : fs::path(options.out_dir);
+  // Without -o the points live in a scratch folder that goes when the sweep ends, however it ends.
+  std::optional<core::ScratchFolder> scratch;
+  if (options.out_dir.empty()) scratch.emplace("fabsim-sweep");
+  const fs::path work = scratch ? scratch->path() : fs::path(options.out_dir);
   {
     std::error_code ec;
     fs::create_directories(work / "points", ec);
@@ -246,10 +250,7 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   json share = json::array();
   for (std::size_t k : mine) share.push_back({{"k", k}, {"exit_code", points[k].exit_code}, {"error", points[k].error}, {"result", points[k].result}});
   const auto shares = world.gather(share.dump());
-  if (world.rank() != 0) {
-    if (options.out_dir.empty()) fs::remove_all(work);
-    return 0;
-  }
+  if (world.rank() != 0) return 0;
   failed = 0;
   for (const auto& text : shares)
     for (const auto& entry : json::parse(text)) {
@@ -299,7 +300,6 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   }
   if (options.out_dir.empty()) {
     out << csv.str();
-    fs::remove_all(work);
   } else {
     core::write_file_atomically((work / "sweep.csv").string(), csv.str());
     core::write_file_atomically((work / "sweep.json").string(), report.dump(1) + "\n");

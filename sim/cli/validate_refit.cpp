@@ -1,7 +1,6 @@
 #include "sim/cli/validate_refit.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/core/scratch_folder.hpp"
 
 namespace fabsim::cli {
 
@@ -39,15 +39,8 @@ std::vector<std::string> relevant_fitted(const calibration::SampleBook& book, co
 
 json refit_in_sample(const std::vector<DatasetPlan>& plans, const calibration::SampleBook& book, const json& doc,
                      const ValidateOptions& options, std::vector<calibration::ErrorRow>& rows) {
-  const fs::path work = fs::temp_directory_path() / fmt::format("fabsim-validate-refit-{}", ::getpid());
-  fs::create_directories(work);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } cleanup{work};
+  const core::ScratchFolder scratch("fabsim-validate-refit");
+  const fs::path& work = scratch.path();
 
   // Runs in order of first appearance, each with its runnable in-sample data sets.
   std::vector<std::string> runs;

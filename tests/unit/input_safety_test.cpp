@@ -3,13 +3,16 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
+#include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/core/scratch_folder.hpp"
 #include "sim/core/text.hpp"
 #include "sim/core/units.hpp"
 #include "test_support.hpp"
@@ -115,6 +118,29 @@ TEST_CASE("outputs are written whole or not at all, and never onto an input", "[
   CHECK_THROWS_AS(core::write_file_atomically((dir / "missing" / "x.json").string(), "x"), core::ConfigError);
   CHECK(read(target) == "second\n");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A scratch folder goes with its owner, also when an error ends the owner's scope", "[output]") {
+  std::filesystem::path kept;
+  CHECK_THROWS_WITH(([&] {
+                      const core::ScratchFolder scratch("fabsim-scratch-test");
+                      kept = scratch.path();
+                      std::filesystem::create_directories(kept / "points");
+                      std::ofstream(kept / "points" / "point-0000.json") << "{}\n";
+                      REQUIRE(std::filesystem::exists(kept / "points" / "point-0000.json"));
+                      throw core::SimulationError("a point failed");
+                    }()),
+                    "a point failed");
+  CHECK_FALSE(kept.empty());
+  CHECK_FALSE(std::filesystem::exists(kept));
+
+  // A temporary directory that is not there is one clear error, not a filesystem exception.
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", "/nonexistent/fabsim-tmp", 1);
+  CHECK_THROWS_WITH(core::ScratchFolder("fabsim-scratch-test"), Catch::Contains("TMPDIR") && Catch::Contains("no temporary directory"));
+  if (before) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
 }
 
 TEST_CASE("Names that are not valid UTF-8 get U+FFFD for their bad bytes, and say so", "[input]") {
