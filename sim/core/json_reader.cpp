@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -224,25 +226,37 @@ nlohmann::json parse_json_streaming(const std::string& text, const std::string& 
 
 std::string read_text_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a directory (expected a file)");
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::directory) throw ConfigError(path, "", "is a directory (expected a file)");
+  // /dev/zero would never end, /dev/null is always empty: a device is no input (a pipe is, /dev/stdin included).
+  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block)
+    throw ConfigError(path, "", "is a device (expected a file or a pipe)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open the file (does it exist and is it readable?)");
+  const auto too_large = [&] {
+    return ConfigError(path, "", fmt::format("is larger than {} GiB, the most fabsim reads (expected a JSON or trace file)",
+                                             kMaxDecompressedBytes >> 30));
+  };
   // One read into a string of the file's size (no stream buffer copies: traces reach gigabytes).
   std::string text;
   in.seekg(0, std::ios::end);
   const auto size = in.tellg();
   in.seekg(0, std::ios::beg);
   if (size > 0) {
+    if (static_cast<std::uint64_t>(size) > kMaxDecompressedBytes) throw too_large();
     text.resize(static_cast<std::size_t>(size));
     in.read(text.data(), size);
     text.resize(static_cast<std::size_t>(in.gcount()));
   }
   if (in.bad()) throw ConfigError(path, "", "cannot read the file");
-  if (size <= 0) {  // a pipe or a special file: read what it gives
+  if (size <= 0) {  // a pipe or a special file: read what it gives, up to the same bound (/dev/zero never ends)
     in.clear();
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+    std::array<char, 1 << 16> chunk{};
+    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+      text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+      if (text.size() > kMaxDecompressedBytes) throw too_large();
+    }
+    if (in.bad()) throw ConfigError(path, "", "cannot read the file");
   }
   return is_gzip(text) ? gunzip(text, path) : text;
 }

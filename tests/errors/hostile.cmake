@@ -17,6 +17,11 @@ fabsim_error_test(hostile_duplicate_key "duplicate_key.json: /name: duplicate ke
   topo check ${HOSTILE}/duplicate_key.json)
 fabsim_error_test(hostile_directory_as_input "topologies: is a directory"
   topo check ${CMAKE_SOURCE_DIR}/topologies)
+# /dev/zero never ends: it was read until memory ran out.
+fabsim_error_test(hostile_device_as_topology "/dev/zero: is a device"
+  nccl-test -t /dev/zero -b 8 -e 8)
+fabsim_error_test(hostile_device_as_trace "/dev/zero: is a device"
+  replay /dev/zero -t ${H100})
 # Units
 fabsim_error_test(hostile_latency_1e308s "latency_1e308s.json: /links/0/latency: '1e308 s' is too long"
   nccl-test -t ${HOSTILE}/latency_1e308s.json)
