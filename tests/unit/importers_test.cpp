@@ -45,6 +45,16 @@ TEST_CASE("NCCL log import: communicators from init lines, ops in call order, gr
   CHECK_NOTHROW(traces::parse_trace(doc, "imported.json"));  // it replays as it is
 }
 
+TEST_CASE("NCCL log import reads a gzip-compressed log as the log itself", "[import]") {
+  auto plain = traces::import_nccl_log({real("nccl_debug_info_4rank.log")});
+  auto compressed = traces::import_nccl_log({real("nccl_debug_info_4rank.log.gz")});
+  json a = built(plain), b = built(compressed);
+  CHECK(b["communicators"] == a["communicators"]);
+  CHECK(b["programs"] == a["programs"]);
+  CHECK(ops_of(b, 3) == ops_of(a, 3));
+  CHECK(compressed.warnings.total() == 0);
+}
+
 TEST_CASE("NCCL log import counts what it cannot map", "[import]") {
   const std::string head =
       "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0x99 - Init COMPLETE\n"

@@ -16,11 +16,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <string_view>
 #include <map>
 #include <set>
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/text.hpp"
 #include "traces/import/importers.hpp"
@@ -69,13 +70,16 @@ class LogReader {
   explicit LogReader(ImportWarnings& warnings) : warnings_(warnings) {}
 
   void read(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw core::ConfigError(file, "", "cannot open the file (does it exist and is it readable?)");
-    std::string text;
+    // The whole file at once, with every input's checks (a directory, a device, 4 GiB; gzip is read through).
+    const std::string content_text = core::read_text_file(file);
+    const std::string_view all(content_text);
     std::size_t line_no = 0, nccl_lines = 0;
-    while (std::getline(in, text)) {
+    for (std::size_t at = 0; at < all.size();) {
+      const std::size_t end = std::min(all.find('\n', at), all.size());
+      std::string_view text = all.substr(at, end - at);
+      at = end + 1;
       ++line_no;
-      if (!text.empty() && text.back() == '\r') text.pop_back();
+      if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
       const auto d = nccl_log::read_debug_line(text);
       if (!d) {
         // An NCCL debug line that lost its prefix (two processes writing at once); not PyTorch's
