@@ -242,18 +242,17 @@ void PlanExecutor::on_transfer_complete(std::uint64_t id, core::TimePs at) {
   // The receiver sees the data once the step's flag/fence synchronisation is done.
   // The forwarded slot at the far end is free once this send has landed.
   for (auto freed : releases_[local]) release(freed);
-  // The sender's primitive ends with a fence and a flag post: its SM moves on,
-  // and the receiver sees the data, one step latency after the data landed.
+  // The sender's primitive ends with a fence and a flag post: its SM moves on to the
+  // next slice once the data has landed (prims_simple.h posts and loops, it does not wait
+  // to be seen), and the receiver sees the data one step latency after it landed.
   // (A reducing collective's extra cost is a per-call base, charged with the
   // launch: see GpuModel::reduce_overhead.)
   // At flow level the fabric has charged every step's synchronisation already.
   const auto& t = plan_.transfers[local];
   const core::TimePs posted = at + (params_.flow_level ? 0 : step_sync(params_, t.source, t.destination, step_wire_bytes(plan_, t)));
-  timers_.schedule(posted, [this, local] {
-    if (!state_[local].proxied)
-      for (auto next : waits_on_sent_[local]) satisfy(next);
-    on_received(local);
-  });
+  if (!state_[local].proxied)
+    for (auto next : waits_on_sent_[local]) satisfy(next);
+  timers_.schedule(posted, [this, local] { on_received(local); });
 }
 
 void PlanExecutor::on_received(std::int32_t id) {
