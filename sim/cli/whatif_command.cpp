@@ -91,6 +91,9 @@ int run_whatif(const WhatifStudy& study, std::ostream& out, std::ostream& err) {
     std::string message = e.items().empty() ? e.what() : e.items().front().message;
     const std::string prefix = "this run's input is refused: ";
     if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+    // The child names the command line itself when a flag is at fault: say it once.
+    const std::string own = "command line: ";
+    if (message.rfind(own, 0) == 0) message = message.substr(own.size());
     throw core::ConfigError("command line", "", message);
   }
   std::vector<std::string> forced = base;
