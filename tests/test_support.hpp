@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/scratch_folder.hpp"
 #include "topologies/hardware_catalogue.hpp"
 
 namespace fabsim::testing {
@@ -52,18 +53,8 @@ inline NodeLayout node_layout(int nodes, int per_node) {
 /// Every Catch2 test case runs in a process of its own, so a folder left behind per process
 /// would leave one per case in the temporary directory at every run of the suite.
 inline const std::filesystem::path& temp_folder() {
-  struct Folder {
-    std::filesystem::path path = std::filesystem::temp_directory_path() / ("fabsim-tests-" + std::to_string(::getpid()));
-    Folder() { std::filesystem::create_directories(path); }
-    Folder(const Folder&) = delete;
-    Folder& operator=(const Folder&) = delete;
-    ~Folder() {
-      std::error_code ignored;  // a destructor at exit has no one to report to
-      std::filesystem::remove_all(path, ignored);
-    }
-  };
-  static const Folder folder;
-  return folder.path;
+  static const core::ScratchFolder folder("fabsim-tests");
+  return folder.path();
 }
 
 /// Writes `content` to a fresh file in this process's temporary folder.
