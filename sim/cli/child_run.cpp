@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "sim/core/error.hpp"
 
@@ -26,6 +28,19 @@ std::string quote(const std::string& s) {
   }
   out.push_back('\'');
   return out;
+}
+
+/// A child's "FILE: ...": split at the first ": " so that Diagnostic::to_string
+/// prints each line exactly as the child did (a line without a file is the
+/// origin's).
+std::vector<core::Diagnostic> as_printed(const std::vector<std::string>& lines, const std::string& origin_file) {
+  std::vector<core::Diagnostic> items;
+  for (const auto& line : lines) {
+    const auto cut = line.find(": ");
+    if (cut == std::string::npos) items.push_back({origin_file, "", line});
+    else items.push_back({line.substr(0, cut), "", line.substr(cut + 2)});
+  }
+  return items;
 }
 }  // namespace
 
@@ -52,19 +67,19 @@ nlohmann::json run_json_child(const std::string& executable, const std::vector<s
   std::size_t n = 0;
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) out.append(buffer.data(), n);
   const int status = pclose(pipe.release());
-  // The child's first error line says what went wrong; it is reported as a
+  // The child's error lines say what went wrong: the first is reported as a
   // problem of the file and entry that asked for the run.
-  std::string message;
+  std::vector<std::string> error_lines;
   {
     std::ifstream err(err_name);
     for (std::string line; std::getline(err, line);)
-      if (line.rfind("error: ", 0) == 0) {
-        message = line.substr(7);
-        break;
-      }
+      if (line.rfind("error: ", 0) == 0) error_lines.push_back(line.substr(7));
   }
   ::unlink(err_name);
+  const std::string message = error_lines.empty() ? std::string() : error_lines.front();
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == core::kExitConfigError && origin.runs_the_users_command_line && !error_lines.empty())
+    throw core::ConfigError(as_printed(error_lines, origin.file));
   if (code == core::kExitConfigError)
     throw core::ConfigError(origin.file, origin.json_path, fmt::format("this run's input is refused: {}", message));
   if (code == core::kExitSimulationError)

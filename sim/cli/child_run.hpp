@@ -16,11 +16,16 @@ std::string self_executable();
 struct ChildOrigin {
   std::string file;
   std::string json_path;
+  /// The child runs the user's own command line (whatif's healthy run): its
+  /// refusal is the user's error and is passed on as the child printed it,
+  /// not wrapped as a problem of `file` and `json_path`.
+  bool runs_the_users_command_line = false;
 };
 
 /// Runs `executable args...` and parses its stdout as JSON. A child that
 /// refuses its input (exit 2) becomes a core::ConfigError at `origin` with the
-/// child's message; one that cannot complete (3) a core::SimulationError;
+/// child's message (or the child's own diagnostics, when it runs the user's
+/// command line); one that cannot complete (3) a core::SimulationError;
 /// anything else is a bug (std::runtime_error).
 nlohmann::json run_json_child(const std::string& executable, const std::vector<std::string>& args, const ChildOrigin& origin);
 

@@ -85,17 +85,7 @@ int run_whatif(const WhatifStudy& study, std::ostream& out, std::ostream& err) {
   std::vector<std::string> base = study.args;
   base.insert(base.end(), {"--format", "json"});
   Figures baseline;
-  try {
-    baseline = figures_of(run_json_child(study.self, base, {"command line", ""}), study.replay);
-  } catch (const core::ConfigError& e) {
-    std::string message = e.items().empty() ? e.what() : e.items().front().message;
-    const std::string prefix = "this run's input is refused: ";
-    if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
-    // The child names the command line itself when a flag is at fault: say it once.
-    const std::string own = "command line: ";
-    if (message.rfind(own, 0) == 0) message = message.substr(own.size());
-    throw core::ConfigError("command line", "", message);
-  }
+  baseline = figures_of(run_json_child(study.self, base, {"command line", "", true}), study.replay);
   std::vector<std::string> forced = base;
   const auto model_flag = std::find(forced.begin(), forced.end(), "--model");
   if (model_flag != forced.end() && model_flag + 1 != forced.end()) *(model_flag + 1) = baseline.model;
