@@ -50,6 +50,7 @@ void FlowFabric::add_flow(std::uint64_t transfer, const std::vector<LinkDirectio
   f.latency = extra_latency;
   f.start = core::now_ps();
   int at = first_device;
+  f.links.reserve(hops.size());
   for (std::size_t h = 0; h < hops.size(); ++h) {
     if (h > 0) f.latency += forwarding_[static_cast<std::size_t>(at)];
     f.latency += spec_.links[hops[h].link].latency;
