@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/core/scratch_folder.hpp"
 
 namespace fabsim::cli {
 
@@ -47,10 +48,16 @@ std::vector<core::Diagnostic> as_printed(const std::vector<std::string>& lines, 
 std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
 nlohmann::json run_json_child(const std::string& executable, const std::vector<std::string>& args, const ChildOrigin& origin) {
-  char err_name[] = "/tmp/fabsim-child-XXXXXX";
-  const int err_fd = ::mkstemp(err_name);
-  if (err_fd < 0) throw std::runtime_error("cannot create a temporary file for a child's messages");
+  // One file per child (whatif runs several at once from one process), where
+  // every other working file of fabsim goes: TMPDIR, else /tmp.
+  std::string err_template = (core::temporary_directory() / "fabsim-child-XXXXXX").string();
+  const int err_fd = ::mkstemp(err_template.data());
+  if (err_fd < 0)
+    throw core::ConfigError("environment", "TMPDIR",
+                            fmt::format("cannot create a file for a child run's messages in '{}' (expected a writable temporary directory)",
+                                        core::temporary_directory().string()));
   ::close(err_fd);
+  const std::string err_name = err_template;
   std::string command = quote(executable);
   for (const auto& a : args) {
     command.push_back(' ');
@@ -59,7 +66,7 @@ nlohmann::json run_json_child(const std::string& executable, const std::vector<s
   command += " 2>" + quote(err_name);
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   if (!pipe) {
-    ::unlink(err_name);
+    ::unlink(err_name.c_str());
     throw std::runtime_error("cannot start " + command);
   }
   std::string out;
@@ -75,7 +82,7 @@ nlohmann::json run_json_child(const std::string& executable, const std::vector<s
     for (std::string line; std::getline(err, line);)
       if (line.rfind("error: ", 0) == 0) error_lines.push_back(line.substr(7));
   }
-  ::unlink(err_name);
+  ::unlink(err_name.c_str());
   const std::string message = error_lines.empty() ? std::string() : error_lines.front();
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == core::kExitConfigError && origin.runs_the_users_command_line && !error_lines.empty())

@@ -10,8 +10,6 @@
 
 namespace fabsim::core {
 
-namespace {
-
 std::filesystem::path temporary_directory() {
   std::error_code ec;
   auto dir = std::filesystem::temp_directory_path(ec);  // TMPDIR, else /tmp
@@ -20,8 +18,6 @@ std::filesystem::path temporary_directory() {
                       fmt::format("no temporary directory: {} (expected TMPDIR unset or naming a writable directory)", ec.message()));
   return dir;
 }
-
-}  // namespace
 
 ScratchFolder::ScratchFolder(const std::string& prefix) : path_(temporary_directory() / fmt::format("{}-{}", prefix, ::getpid())) {
   std::error_code ec;

@@ -9,6 +9,10 @@
 
 namespace fabsim::core {
 
+/// The system's temporary directory (TMPDIR, else /tmp); throws ConfigError
+/// naming TMPDIR when there is none to use.
+std::filesystem::path temporary_directory();
+
 class ScratchFolder {
  public:
   /// Creates `<temp>/<prefix>-<pid>`; throws ConfigError when it cannot.
