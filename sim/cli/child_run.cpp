@@ -50,14 +50,14 @@ std::string self_executable() { return std::filesystem::read_symlink("/proc/self
 nlohmann::json run_json_child(const std::string& executable, const std::vector<std::string>& args, const ChildOrigin& origin) {
   // One file per child (whatif runs several at once from one process), where
   // every other working file of fabsim goes: TMPDIR, else /tmp.
-  std::string err_template = (core::temporary_directory() / "fabsim-child-XXXXXX").string();
-  const int err_fd = ::mkstemp(err_template.data());
+  const auto directory = core::temporary_directory();
+  std::string err_name = (directory / "fabsim-child-XXXXXX").string();
+  const int err_fd = ::mkstemp(err_name.data());
   if (err_fd < 0)
     throw core::ConfigError("environment", "TMPDIR",
                             fmt::format("cannot create a file for a child run's messages in '{}' (expected a writable temporary directory)",
-                                        core::temporary_directory().string()));
+                                        directory.string()));
   ::close(err_fd);
-  const std::string err_name = err_template;
   std::string command = quote(executable);
   for (const auto& a : args) {
     command.push_back(' ');
