@@ -343,14 +343,16 @@ const std::vector<FabricPath>& FabricGraph::paths(int src, int dst, std::uint32_
   return path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), std::move(found)).first->second;
 }
 
-std::vector<FabricPath> FabricGraph::paths_once(int src, int dst, std::uint32_t flow) {
+const std::vector<FabricPath>& FabricGraph::paths_once(int src, int dst, std::uint32_t flow) {
   if (const auto* cached = find_cached(src, dst, flow)) return *cached;
   bool hashed = false, computed = false;
   auto found = route(src, dst, flow, hashed, computed);
   // Past the cap, still keep what a new field cost: the pair's other flows (a
   // ring's other channels) come back for it after the field has left the cache.
-  if (path_cache_.size() < kPathCacheEntries || computed) path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), found);
-  return found;
+  if (path_cache_.size() < kPathCacheEntries || computed)
+    return path_cache_.emplace(cache_key(src, dst, hashed ? flow : kAnyFlow), std::move(found)).first->second;
+  uncached_paths_ = std::move(found);
+  return uncached_paths_;
 }
 
 int FabricGraph::diameter(int exact_limit) {

@@ -81,10 +81,11 @@ class FabricGraph {
   /// The paths a flow from GPU rank `src` to GPU rank `dst` (src != dst)
   /// takes; `flow` (a channel) feeds the ECMP hash. Cached; references stay valid.
   const std::vector<FabricPath>& paths(int src, int dst, std::uint32_t flow = 0);
-  /// The same paths by value, cached only while the path cache is below
-  /// kPathCacheEntries or when their field had to be computed: for callers that copy what they need at once (the
-  /// flow level), so n^2 one-off pairs of an all-to-all are not all kept.
-  std::vector<FabricPath> paths_once(int src, int dst, std::uint32_t flow = 0);
+  /// The same paths, cached only while the path cache is below
+  /// kPathCacheEntries or when their field had to be computed: for callers that use them at once (the
+  /// flow level), so n^2 one-off pairs of an all-to-all are not all kept. The
+  /// reference is valid until the next call of paths_once or a route change.
+  const std::vector<FabricPath>& paths_once(int src, int dst, std::uint32_t flow = 0);
   /// Output ports of a device, in port order: the link directions leaving it.
   const std::vector<LinkDirectionRef>& ports(int device) const { return ports_[device]; }
   /// The device at the far end of one of `device`'s ports.
@@ -216,6 +217,7 @@ class FabricGraph {
   std::unordered_map<int, KeptField> field_cache_;  // by destination device
   std::size_t field_cache_bytes_ = 0;
   std::unordered_map<std::uint64_t, std::vector<FabricPath>> path_cache_;  // by (src, dst, flow)
+  std::vector<FabricPath> uncached_paths_;  // paths_once's answer past the cache cap
   std::unordered_map<int, std::vector<int>> host_nics_;  // by host_ id: its NICs
   /// A port as the route search reads it: the far device, the link, its cost and kind.
   struct Edge {
