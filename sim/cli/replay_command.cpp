@@ -269,10 +269,11 @@ int run_replay(const ReplayFlags& f) {
   traces::ReplayEngine engine(*fabric, loaded.jobs, run_options);
   const traces::ReplayResult result = engine.run();
 
+  const auto nccl_version = traces::parse_nccl_version(f.nccl_version);
   report::ReplayDescription run{f.topology, spec.name, model, result.timer_events + fabric->backend_events(),
                                 {f.command_line, spec.catalogue.file, f.calibration}, fault_request.faults, fabric->fault_events(),
-                                traces::nccl_tuner_description(traces::parse_nccl_version(f.nccl_version)),
-                                calibration::known_gap_warnings(spec, loaded.jobs)};
+                                traces::nccl_tuner_description(nccl_version), calibration::known_gap_warnings(spec, loaded.jobs)};
+  if (auto warning = traces::nccl_version_warning(nccl_version)) run.warnings.push_back(std::move(*warning));
   if (f.format == "json") {
     std::cout << report::replay_to_json(run, loaded.jobs, result).dump(1) << '\n';
   } else {

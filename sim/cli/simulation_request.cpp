@@ -50,6 +50,7 @@ void execute(const SimulationRequest& asked, std::ostream& out, std::ostream& er
   core::ProgressLine progress(err, core::progress_wanted(request.progress), "sizes");
   traces::NcclTestResult result = traces::run_nccl_test(fabric, request.test, &progress);
   for (auto& warning : calibration::known_gap_warnings(spec, ranks, request.test)) result.warnings.push_back(std::move(warning));
+  if (auto warning = traces::nccl_version_warning(request.test.nccl_version)) result.warnings.push_back(std::move(*warning));
   const auto links = fabric.link_usage(result.simulated);
 
   report::RunDescription run;

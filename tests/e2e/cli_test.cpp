@@ -69,6 +69,15 @@ TEST_CASE("point-to-point ops report NCCL's p2p channels by size and release, an
   CHECK(run_json("nccl-test " + kTopology + " --op sendrecv -b 1G -e 1G --channels 6")["rows"][0]["channels"] == 8);
 }
 
+TEST_CASE("a release newer than any tuner read runs with the newest table and says so", "[e2e][nccl-version]") {
+  const json newer = run_json("nccl-test " + kTopology + " -b 1M -e 1M --nccl-version 2.31.2");
+  const json newest = run_json("nccl-test " + kTopology + " -b 1M -e 1M --nccl-version 2.30.7");
+  CHECK(newer["rows"][0]["time_us"] == newest["rows"][0]["time_us"]);
+  REQUIRE(newer["meta"]["warnings"].size() == 1);
+  CHECK(newer["meta"]["warnings"][0].get<std::string>().find("NCCL 2.31.2 is newer than") == 0);
+  CHECK_FALSE(newest["meta"].contains("warnings"));
+}
+
 TEST_CASE("the flag g (N GPUs) uses the first N GPUs", "[e2e]") {
   const json two = run_json("nccl-test " + kTopology + " -b 1G -e 1G -g 2");
   const json eight = run_json("nccl-test " + kTopology + " -b 1G -e 1G -g 8");

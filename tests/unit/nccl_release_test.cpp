@@ -49,6 +49,15 @@ TEST_CASE("each NCCL release takes the tuner table of its run of releases and no
   CHECK(traces::nccl_tuner_description(NcclVersion{2, 18, 6}) == "2.18.6 (no tuner table: older than 2.19.1)");
 }
 
+TEST_CASE("a release newer than any read is warned of, since its choices take an older release's constants", "[tuner][nccl-version]") {
+  CHECK_FALSE(traces::nccl_version_warning(std::nullopt));
+  CHECK_FALSE(traces::nccl_version_warning(NcclVersion{2, 26, 2}));
+  CHECK_FALSE(traces::nccl_version_warning(NcclVersion{2, 30, 7}));  // the newest read
+  const auto later = traces::nccl_version_warning(NcclVersion{2, 31, 2});
+  REQUIRE(later);
+  CHECK(later->find("NCCL 2.31.2 is newer than the newest release whose tuner fabsim has read (2.30.7)") == 0);
+}
+
 TEST_CASE("NCCL's graph search speed is the largest of its steps a path carries", "[tuner][nccl-version]") {
   CHECK(traces::nccl_search_speed_gbps(50) == 48);  // a 400 Gb/s NIC per head
   CHECK(traces::nccl_search_speed_gbps(25) == 24);  // 200 Gb/s

@@ -88,6 +88,14 @@ std::string nccl_tuner_description(std::optional<NcclVersion> asked) {
   return fmt::format("{} (NCCL {} tuner constants)", nccl_version_name(*asked), span);
 }
 
+std::optional<std::string> nccl_version_warning(std::optional<NcclVersion> asked) {
+  const NcclTunerRelease& newest = newest_nccl_tuner_release();
+  if (!asked || !(newest.last < *asked)) return std::nullopt;
+  return fmt::format("NCCL {} is newer than the newest release whose tuner fabsim has read ({}): algorithms, protocols and "
+                     "channels are chosen with that release's constants, which {} may have changed",
+                     nccl_version_name(*asked), nccl_version_name(newest.last), nccl_version_name(*asked));
+}
+
 const NcclBandwidthCaps& nccl_bandwidth_caps(const std::string& architecture, const NcclTunerRelease& release) {
   if (architecture == "volta") return kVolta;
   if (architecture == "ampere") return kAmpere;

@@ -92,6 +92,10 @@ std::optional<std::string> nccl_version_problem(std::string_view written);
 /// What a report says of the tuner: "2.26.2 (NCCL 2.23.4-2.26.6 tuner
 /// constants)", or without a version "2.30.7, the newest read (...)".
 std::string nccl_tuner_description(std::optional<NcclVersion> asked);
+/// A warning when `asked` is newer than the newest release whose tuner fabsim
+/// has read: its choice then takes that release's constants, which the newer
+/// one may have changed (a figure that looks checked and is not); else nullopt.
+std::optional<std::string> nccl_version_warning(std::optional<NcclVersion> asked);
 
 /// The caps of an architecture ("volta", "ampere", "hopper", "blackwell") in a release.
 const NcclBandwidthCaps& nccl_bandwidth_caps(const std::string& architecture, const NcclTunerRelease& release);
