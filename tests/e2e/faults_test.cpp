@@ -188,6 +188,13 @@ TEST_CASE("whatif on hgx-h100 ranks the 32 NVLink bundle failures in their 2 cla
         Approx(doc["rows"][0]["time_us"].get<double>() / doc["baseline"]["time_us"].get<double>()).epsilon(1e-3));
 }
 
+TEST_CASE("whatif passes its healthy run's warnings on: the ranking's figures are as doubtful as the run's", "[faults]") {
+  const json warned = run_json("whatif -t hgx-h100 --algo ring -b 64M --model flow --nccl-version 2.31.2");
+  REQUIRE(warned["meta"]["warnings"].size() == 1);
+  CHECK(warned["meta"]["warnings"][0].get<std::string>().find("NCCL 2.31.2 is newer than") == 0);
+  CHECK_FALSE(run_json("whatif -t hgx-h100 --algo ring -b 64M --model flow")["meta"].contains("warnings"));
+}
+
 TEST_CASE("whatif --all: every member of a symmetry class costs what its representative does", "[faults]") {
   const json classes = run_json("whatif -t hgx-h100 --algo ring -b 64M --model flow");
   const json every = run_json("whatif -t hgx-h100 --algo ring -b 64M --model flow --all -j 2");
