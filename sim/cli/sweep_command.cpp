@@ -265,11 +265,10 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
   // Collect: one CSV line per point and size; a failed point is one line with its error.
   // Each point's own meta (in sweep.json) names the catalogue it ran with: an axis may change it.
   const report::RunProvenance provenance{options.command_line, "", options.calibration};
-  std::ostringstream csv;
-  report::write_csv_provenance(csv, provenance);
-  csv << "point";
-  for (const auto& a : axes) csv << ',' << csv_escape(a.path);
-  csv << ",bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,status,error\n";
+  // The rows first: a point's warnings (meta.warnings: a known gap, an unread
+  // NCCL release) go above the header, as nccl-test's CSV has them.
+  std::ostringstream csv, body;
+  std::vector<std::string> warnings;
   const json provenance_meta = {{"provenance", report::provenance_json(provenance)}};
   json report = {{"sweep", options.sweep},
                  {"base", base_file},
@@ -287,17 +286,24 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
       values[axes[i].path] = p.values[i];
     }
     if (p.exit_code != 0) {
-      csv << prefix << ",,,,,,,,failed," << csv_escape(p.error) << '\n';
+      body << prefix << ",,,,,,,,failed," << csv_escape(p.error) << '\n';
       report["points"].push_back({{"values", values}, {"status", "failed"}, {"exit_code", p.exit_code}, {"error", p.error}});
       continue;
     }
     const json& result = p.result;
+    if (result["meta"].contains("warnings"))
+      for (const auto& w : result["meta"]["warnings"]) warnings.push_back(fmt::format("point {}: {}", k, w.get<std::string>()));
     for (const auto& r : result["rows"])
-      csv << prefix << ',' << r["bytes"].dump() << ',' << r["time_us"].dump() << ',' << r["algbw_GBps"].dump() << ','
+      body << prefix << ',' << r["bytes"].dump() << ',' << r["time_us"].dump() << ',' << r["algbw_GBps"].dump() << ','
           << r["busbw_GBps"].dump() << ',' << r["algorithm"].get<std::string>() << ',' << r["protocol"].get<std::string>() << ','
           << r["channels"].dump() << ",ok,\n";
     report["points"].push_back({{"values", values}, {"status", "ok"}, {"rows", result["rows"]}, {"meta", result["meta"]}});
   }
+  report::write_csv_provenance(csv, provenance);
+  for (const auto& w : warnings) csv << "# warning: " << w << '\n';
+  csv << "point";
+  for (const auto& a : axes) csv << ',' << csv_escape(a.path);
+  csv << ",bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,status,error\n" << body.str();
   if (options.out_dir.empty()) {
     out << csv.str();
   } else {

@@ -50,3 +50,19 @@ TEST_CASE("a sweep point gives the same figures as running its scenario alone", 
   const auto time_alone = figures.substr(figures.find(',', figures.find(',') + 1) + 1, 6);
   CHECK_THAT(swept[1], Catch::Contains("," + time_alone));
 }
+
+TEST_CASE("a sweep's CSV carries its points' warnings above the header, each naming its point", "[e2e][sweep]") {
+  const std::string base = write_temp("sweep_warned_base.json", R"({"format": "fabsim-scenario/1", "topology": ")" +
+                                                                    source_path("topologies/hgx-h100.json") + R"(",
+      "workload": {"kind": "nccl-test", "op": "all_reduce", "min_bytes": "1 MiB", "max_bytes": "1 MiB", "nccl_version": "2.30.7"}})");
+  const std::string sweep = write_temp("sweep_warned.json", R"({"format": "fabsim-sweep/1", "base": ")" + base + R"(",
+      "axes": [{"path": "/workload/nccl_version", "values": ["2.30.7", "2.31.2"]}]})");
+  const auto r = run_fabsim("sweep " + sweep);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> warned;
+  for (const auto& line : lines(r.out))
+    if (line.rfind("# warning: ", 0) == 0) warned.push_back(line);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0].rfind("# warning: point 1: NCCL 2.31.2 is newer than", 0) == 0);
+  CHECK(lines(fabsim::testing::csv_body(r.out)).size() == 3);  // the header and one row a point
+}
