@@ -70,7 +70,13 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "error: command line: " << e.what() << "\n";
+    // CLI11 says what is wrong ("what is required"), not where to read what is expected.
+    std::string command = "fabsim";
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      command += " " + sub->get_name();
+    }
+    std::cerr << "error: command line: " << e.what() << " (`" << command << " --help` lists what it takes)\n";
     return kExitConfigError;
   }
   // Standard output is held until the command has finished, so that a failure
