@@ -32,13 +32,10 @@ void LinkDirection::end_of_elaboration() {
 
 void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs earliest_end) {
   const std::uint64_t stream = segment.stream;
-  // Few streams are active at once (one per channel or peer): a scan from the
-  // newest is cheaper than a hash map.
-  auto active = std::find_if(round_robin_.rbegin(), round_robin_.rend(),
-                             [&](std::uint32_t f) { return flows_[f].stream == stream; });
+  const auto active = std::find(active_streams_.begin(), active_streams_.end(), stream);
   std::uint32_t slot = 0;
-  if (active != round_robin_.rend()) {
-    slot = *active;
+  if (active != active_streams_.end()) {
+    slot = active_slots_[static_cast<std::size_t>(active - active_streams_.begin())];
   } else {
     if (free_flows_.empty()) {
       slot = static_cast<std::uint32_t>(flows_.size());
@@ -48,6 +45,8 @@ void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs ea
       free_flows_.pop_back();
     }
     flows_[slot].stream = stream;
+    active_streams_.push_back(stream);
+    active_slots_.push_back(slot);
     round_robin_.push_back(slot);
   }
   flows_[slot].segments.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
@@ -104,6 +103,11 @@ bool LinkDirection::commit_next() {
   if (++flow.head == flow.segments.size()) {
     flow.segments.clear();
     flow.head = 0;
+    const auto at = static_cast<std::size_t>(std::find(active_streams_.begin(), active_streams_.end(), flow.stream) - active_streams_.begin());
+    active_streams_[at] = active_streams_.back();
+    active_streams_.pop_back();
+    active_slots_[at] = active_slots_.back();
+    active_slots_.pop_back();
     flow.stream = ~std::uint64_t{0};
     free_flows_.push_back(slot);
   } else {

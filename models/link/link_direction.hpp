@@ -93,6 +93,12 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::deque<std::uint32_t> round_robin_;  // active flows; the front is served next
+  // The active flows' streams, side by side with their slots: an NVLS box's
+  // switch ports carry a stream per in-switch transfer (over a hundred at
+  // once on 8 GPUs), each segment looks its stream up, and a contiguous scan
+  // is cheaper than a hash map's node per activation.
+  std::vector<std::uint64_t> active_streams_;
+  std::vector<std::uint32_t> active_slots_;
   sc_core::sc_event serialiser_free_;
   bool committing_ = false;
   std::deque<InFlight> in_flight_;
