@@ -79,10 +79,15 @@ int run_cli(int argc, char** argv) {
     if (command == "fabsim" && argc > 1 && argv[1][0] != '-') {
       // CLI11 reports an unknown command word as "A subcommand is required".
       std::string known;
-      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      bool is_known = false;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
         known += (known.empty() ? "" : ", ") + sub->get_name();
-      std::cerr << "error: command line: unknown command '" << argv[1] << "' (expected one of: " << known << ")\n";
-      return kExitConfigError;
+        is_known = is_known || sub->get_name() == argv[1];
+      }
+      if (!is_known) {
+        std::cerr << "error: command line: unknown command '" << argv[1] << "' (expected one of: " << known << ")\n";
+        return kExitConfigError;
+      }
     }
     std::cerr << "error: command line: " << e.what() << " (`" << command << " --help` lists what it takes)\n";
     return kExitConfigError;
