@@ -32,10 +32,10 @@ void LinkDirection::end_of_elaboration() {
 
 void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs earliest_end) {
   const std::uint64_t stream = segment.stream;
-  const auto active = std::find(active_streams_.begin(), active_streams_.end(), stream);
+  const auto active = std::find_if(active_.begin(), active_.end(), [stream](const ActiveStream& a) { return a.stream == stream; });
   std::uint32_t slot = 0;
-  if (active != active_streams_.end()) {
-    slot = active_slots_[static_cast<std::size_t>(active - active_streams_.begin())];
+  if (active != active_.end()) {
+    slot = active->slot;
   } else {
     if (free_flows_.empty()) {
       slot = static_cast<std::uint32_t>(flows_.size());
@@ -44,9 +44,7 @@ void LinkDirection::transmit(Segment&& segment, TimePs earliest_start, TimePs ea
       slot = free_flows_.back();
       free_flows_.pop_back();
     }
-    flows_[slot].stream = stream;
-    active_streams_.push_back(stream);
-    active_slots_.push_back(slot);
+    active_.push_back({stream, slot});
     round_robin_.push_back(slot);
   }
   flows_[slot].segments.push_back({std::move(segment), earliest_start, earliest_end, core::now_ps()});
@@ -103,12 +101,8 @@ bool LinkDirection::commit_next() {
   if (++flow.head == flow.segments.size()) {
     flow.segments.clear();
     flow.head = 0;
-    const auto at = static_cast<std::size_t>(std::find(active_streams_.begin(), active_streams_.end(), flow.stream) - active_streams_.begin());
-    active_streams_[at] = active_streams_.back();
-    active_streams_.pop_back();
-    active_slots_[at] = active_slots_.back();
-    active_slots_.pop_back();
-    flow.stream = ~std::uint64_t{0};
+    *std::find_if(active_.begin(), active_.end(), [slot](const ActiveStream& a) { return a.slot == slot; }) = active_.back();
+    active_.pop_back();
     free_flows_.push_back(slot);
   } else {
     round_robin_.push_back(slot);  // round robin: this flow goes last

@@ -72,7 +72,6 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
   /// The segments of one stream waiting here. Slots are reused, so a busy
   /// link allocates nothing once warm (callgrind showed malloc at 28%).
   struct Flow {
-    std::uint64_t stream = 0;
     std::vector<Waiting> segments;
     std::size_t head = 0;
   };
@@ -93,12 +92,15 @@ class LinkDirection : public sc_core::sc_module, public LinkTransmitter, public 
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::deque<std::uint32_t> round_robin_;  // active flows; the front is served next
-  // The active flows' streams, side by side with their slots: an NVLS box's
-  // switch ports carry a stream per in-switch transfer (over a hundred at
-  // once on 8 GPUs), each segment looks its stream up, and a contiguous scan
-  // is cheaper than a hash map's node per activation.
-  std::vector<std::uint64_t> active_streams_;
-  std::vector<std::uint32_t> active_slots_;
+  // Which flow slot each active stream has: an NVLS box's switch ports carry
+  // a stream per in-switch transfer (over a hundred at once on 8 GPUs), each
+  // segment looks its stream up, and a contiguous scan is cheaper than a
+  // hash map's node per activation.
+  struct ActiveStream {
+    std::uint64_t stream;
+    std::uint32_t slot;
+  };
+  std::vector<ActiveStream> active_;
   sc_core::sc_event serialiser_free_;
   bool committing_ = false;
   std::deque<InFlight> in_flight_;
