@@ -291,8 +291,8 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
       continue;
     }
     const json& result = p.result;
-    if (result["meta"].contains("warnings"))
-      for (const auto& w : result["meta"]["warnings"]) warnings.push_back(fmt::format("point {}: {}", k, w.get<std::string>()));
+    if (const auto meta = result.find("meta"); meta != result.end() && meta->contains("warnings"))
+      for (const auto& w : meta->at("warnings")) warnings.push_back(fmt::format("point {}: {}", k, w.get<std::string>()));
     for (const auto& r : result["rows"])
       body << prefix << ',' << r["bytes"].dump() << ',' << r["time_us"].dump() << ',' << r["algbw_GBps"].dump() << ','
           << r["busbw_GBps"].dump() << ',' << r["algorithm"].get<std::string>() << ',' << r["protocol"].get<std::string>() << ','

@@ -36,7 +36,6 @@ struct Figures {
   double time_us = 0;
   std::optional<double> busbw;
   std::string model;
-  std::vector<std::string> warnings;  ///< the run's meta.warnings: figures to doubt (known gaps, an unread NCCL release)
 };
 
 Figures figures_of(const nlohmann::json& doc, bool replay) {
@@ -50,9 +49,14 @@ Figures figures_of(const nlohmann::json& doc, bool replay) {
     f.busbw = row.at("busbw_GBps").get<double>();
     f.model = doc.at("meta").at("model").get<std::string>();
   }
-  if (const auto meta = doc.find("meta"); meta != doc.end() && meta->contains("warnings"))
-    f.warnings = meta->at("warnings").get<std::vector<std::string>>();
   return f;
+}
+
+/// A run's meta.warnings: figures to doubt (known gaps, an unread NCCL release).
+std::vector<std::string> warnings_of(const nlohmann::json& doc) {
+  const auto meta = doc.find("meta");
+  if (meta == doc.end() || !meta->contains("warnings")) return {};
+  return meta->at("warnings").get<std::vector<std::string>>();
 }
 
 struct Row {
@@ -87,8 +91,10 @@ int run_whatif(const WhatifStudy& study, std::ostream& out, std::ostream& err) {
   // settles on (auto) is forced on every failure, so that all rows compare alike.
   std::vector<std::string> base = study.args;
   base.insert(base.end(), {"--format", "json"});
-  Figures baseline;
-  baseline = figures_of(run_json_child(study.self, base, {"command line", "", true}), study.replay);
+  const nlohmann::json healthy = run_json_child(study.self, base, {"command line", "", true});
+  const Figures baseline = figures_of(healthy, study.replay);
+  // They hold for every row: the failures run the same op on the same GPUs.
+  const std::vector<std::string> warnings = warnings_of(healthy);
   std::vector<std::string> forced = base;
   const auto model_flag = std::find(forced.begin(), forced.end(), "--model");
   if (model_flag != forced.end() && model_flag + 1 != forced.end()) *(model_flag + 1) = baseline.model;
@@ -150,8 +156,7 @@ int run_whatif(const WhatifStudy& study, std::ostream& out, std::ostream& err) {
     doc["meta"] = {{"topology", study.topology_name}, {"workload", study.workload}, {"scope", study.scope}, {"model", baseline.model},
                    {"failures", failures}, {"classes", study.classes.size()},
                    {"provenance", report::provenance_json({study.command_line, "", ""})}};
-    // The healthy run's warnings hold for every row: the failures run the same op on the same GPUs.
-    if (!baseline.warnings.empty()) doc["meta"]["warnings"] = baseline.warnings;
+    if (!warnings.empty()) doc["meta"]["warnings"] = warnings;
     doc["baseline"] = {{"time_us", round_to(baseline.time_us, 3)},
                        {"busbw_GBps", baseline.busbw ? nlohmann::json(round_to(*baseline.busbw, 3)) : nlohmann::json(nullptr)}};
     nlohmann::json list = nlohmann::json::array();
@@ -172,7 +177,7 @@ int run_whatif(const WhatifStudy& study, std::ostream& out, std::ostream& err) {
     out << doc.dump(1) << '\n';
   } else if (study.format == "csv") {
     report::write_csv_provenance(out, {study.command_line, "", ""});
-    for (const auto& w : baseline.warnings) fmt::print(out, "# warning: {}\n", w);
+    for (const auto& w : warnings) fmt::print(out, "# warning: {}\n", w);
     fmt::print(out, "fault,time_us,busbw_GBps,slowdown,equivalent_faults,outcome\n");
     fmt::print(out, "healthy,{:.3f},{},1.0000,1,\n", baseline.time_us, baseline.busbw ? fmt::format("{:.3f}", *baseline.busbw) : "");
     for (std::size_t i : order) {
@@ -188,7 +193,7 @@ int run_whatif(const WhatifStudy& study, std::ostream& out, std::ostream& err) {
                study.workload, study.topology_name, baseline.model, study.scope, failures, study.classes.size());
     fmt::print(out, "# healthy: {:.3f} us{}\n", baseline.time_us,
                baseline.busbw ? fmt::format(", busbw {:.2f} GB/s", *baseline.busbw) : std::string());
-    for (const auto& w : baseline.warnings) fmt::print(out, "# Warning: {}\n", w);
+    for (const auto& w : warnings) fmt::print(out, "# Warning: {}\n", w);
     fmt::print(out, "#\n");
     fmt::print(out, "# {:>4}  {:>9}  {:>12}  {:>12}  {:>10}  {}\n", "rank", "slowdown", "time (us)", "busbw (GB/s)", "equivalent", "fault");
     std::size_t rank = 0;
